@@ -1,0 +1,34 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { deterministicUuid, UUID_PATTERN } from '../../../../libs/domain/src';
+import type { CommandContext } from '../../../../libs/application/src/command-context';
+import type { AuthenticatedRequest } from './api-key.guard';
+import type { Principal } from './principal';
+
+export interface RequestContext {
+  principal: Principal;
+  command: CommandContext;
+  /** The client's X-Idempotency-Key, if any: the command id derives from it. */
+  idempotency_key: string | null;
+}
+
+/**
+ * The caller and the command context of this request. With an X-Idempotency-Key the command id
+ * (and so every id derived from it) is the same on each retry of the logical call.
+ */
+export const Ctx = createParamDecorator((_: unknown, context: ExecutionContext): RequestContext => {
+  const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+  const principal = request.principal;
+  const header = request.headers['x-idempotency-key'];
+  const idempotency_key = typeof header === 'string' && header.length > 0 ? header : null;
+  const command_id = idempotency_key
+    ? deterministicUuid(principal.org_id, request.method, request.path, idempotency_key)
+    : randomUUID();
+  const correlationHeader = request.headers['x-correlation-id'];
+  const correlation_id = typeof correlationHeader === 'string' && UUID_PATTERN.test(correlationHeader) ? correlationHeader : command_id;
+  return {
+    principal,
+    idempotency_key,
+    command: { command_id, correlation_id, causation_id: command_id, actor_key_id: principal.key_id, org_id: principal.org_id },
+  };
+});

@@ -1,0 +1,36 @@
+import { type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { type NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { Infrastructure } from '../../../libs/application/src/infrastructure';
+import { ApiModule } from './api.module';
+import { readBuildInfo } from './system/build-info';
+import { EdgeValidationPipe } from './http/validation.pipe';
+
+/** Largest JSON body accepted (file uploads of later issues set their own limit). */
+export const JSON_BODY_LIMIT = '16mb';
+
+/** Builds the HTTP app on opened stores: validation, errors, OpenAPI at /api/docs. */
+export async function createApiApp(infra: Infrastructure, options: { logger?: boolean } = {}): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(ApiModule.register(infra), {
+    logger: options.logger === false ? false : ['error', 'warn', 'log'],
+    bodyParser: false,
+  });
+  // Parse JSON whatever the content type says: several SDKs send bodies without one.
+  app.useBodyParser('json', { limit: JSON_BODY_LIMIT, type: () => true });
+  app.useGlobalPipes(new EdgeValidationPipe());
+  app.getHttpAdapter().getInstance().disable('x-powered-by');
+
+  const build = readBuildInfo();
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Arbor (Vers API)')
+      .setDescription('Branchable virtual machines: the Vers REST API, served by an event-sourced control plane.')
+      .setVersion(build.version)
+      .addBearerAuth()
+      .build(),
+  );
+  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json' });
+  return app;
+}

@@ -1,0 +1,18 @@
+import type { EventDto } from '../../../../libs/contracts/src';
+import { upcast } from '../../../../libs/application/src/event-envelope';
+import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
+
+export function presentEvent(recorded: RecordedEvent): EventDto {
+  const event = upcast(recorded);
+  const { schema_version, correlation_id, causation_id, actor_key_id, org_id } = event.metadata;
+  return {
+    position: event.position,
+    stream_id: event.stream_id,
+    revision: event.revision,
+    event_id: event.id,
+    type: event.type,
+    data: event.data,
+    metadata: { schema_version, correlation_id, causation_id, actor_key_id, org_id },
+    created_at: event.created_at,
+  };
+}

@@ -1,0 +1,86 @@
+import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor } from '@nestjs/common';
+import type { Response } from 'express';
+import { createHash } from 'node:crypto';
+import { catchError, from, mergeMap, of, type Observable } from 'rxjs';
+import { DomainError } from '../../../../libs/domain/src';
+import { waitUntil } from '../../../../libs/application/src/wait-until';
+import { streams } from '../../../../libs/domain/src';
+import { toNewEvents } from '../../../../libs/application/src/event-envelope';
+import { EVENT_STORE, type EventStore, WrongExpectedVersionError } from '../../../../libs/event-store/src/event-store.port';
+import type { AuthenticatedRequest } from '../auth/api-key.guard';
+import { HttpError } from './http-error';
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** How long a losing concurrent retry waits for the winner's response to be recorded. */
+const RACE_WAIT_MS = 30_000;
+
+interface RecordedResponse {
+  method: string;
+  path: string;
+  status: number;
+  body: unknown;
+}
+
+/**
+ * `X-Idempotency-Key` on a write: the first successful response is recorded in the log
+ * (`idempotency-<org>-<hash>`), and a retry with the same key gets that response again without
+ * running the command twice. Commands derive their ids from the key too, so even two retries
+ * racing each other append each event once.
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(@Inject(EVENT_STORE) private readonly events: EventStore) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const response = context.switchToHttp().getResponse<Response>();
+    const key = request.headers['x-idempotency-key'];
+    if (!WRITE_METHODS.has(request.method) || typeof key !== 'string' || !key || !request.principal) return next.handle();
+    if (key.length > 255) throw new HttpError(400, 'X-Idempotency-Key must be at most 255 characters');
+
+    const org = request.principal.org_id;
+    const stream = streams.idempotency(org, createHash('sha256').update(key).digest('hex').slice(0, 32));
+    return from(this.events.readStream(stream)).pipe(
+      mergeMap((recorded) => {
+        if (recorded.length) {
+          const first = recorded[0].data as RecordedResponse;
+          if (first.method !== request.method || first.path !== request.path) {
+            throw new HttpError(422, 'X-Idempotency-Key was already used for a different request');
+          }
+          response.status(first.status).setHeader('Idempotent-Replayed', 'true');
+          return of(first.body ?? undefined);
+        }
+        return next.handle().pipe(
+          mergeMap(async (body) => {
+            const data: RecordedResponse = { method: request.method, path: request.path, status: response.statusCode, body: body ?? null };
+            const [event] = toNewEvents([{ type: 'IdempotentResponseRecorded', data }], {
+              command_id: stream,
+              correlation_id: stream,
+              causation_id: stream,
+              actor_key_id: request.principal.key_id,
+              org_id: org,
+            });
+            await this.events.append(stream, [event], 'no_stream').catch((error) => {
+              if (!(error instanceof WrongExpectedVersionError)) throw error;
+            });
+            return body;
+          }),
+          // A retry racing the first call loses the append race with a conflict: answer it with
+          // the first call's response once that is recorded.
+          catchError(async (error) => {
+            if (!(error instanceof DomainError && error.kind === 'conflict')) throw error;
+            const first = await waitUntil(
+              'the first response of this idempotency key',
+              async () => (await this.events.readStream(stream))[0]?.data as RecordedResponse | undefined,
+              { timeoutMs: RACE_WAIT_MS },
+            ).catch(() => {
+              throw error;
+            });
+            response.status(first.status).setHeader('Idempotent-Replayed', 'true');
+            return first.body ?? undefined;
+          }),
+        );
+      }),
+    );
+  }
+}

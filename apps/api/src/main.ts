@@ -1,0 +1,26 @@
+import 'reflect-metadata';
+import { loadConfig } from '../../../libs/application/src/arbor-config';
+import { closeInfrastructure, openInfrastructure } from '../../../libs/application/src/open-infrastructure';
+import { announceAdminKey, runUntilSignalled } from '../../../libs/application/src/process-lifecycle';
+import { bootstrapAdminKey } from './bootstrap/bootstrap-admin-key';
+import { createApiApp } from './create-api-app';
+
+/** `npm run start:api`: the stateless HTTP edge alone (run any number of them). */
+async function main() {
+  const config = loadConfig();
+  const infra = await openInfrastructure(config, console.log);
+  const bootstrap = await bootstrapAdminKey(infra.eventStore, config.dataDir);
+  announceAdminKey(bootstrap.created_key, bootstrap.key_file);
+  const app = await createApiApp(infra);
+  await app.listen(config.port, '0.0.0.0');
+  console.log(`arbor api: listening on port ${config.port}`);
+  await runUntilSignalled(async () => {
+    await app.close();
+    await closeInfrastructure(infra);
+  });
+}
+
+main().catch((error) => {
+  console.error(`arbor api: failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

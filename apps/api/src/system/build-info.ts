@@ -1,0 +1,31 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../../../../libs/application/src/project-root';
+
+export interface BuildInfo {
+  version: string;
+  git_hash: string;
+}
+
+const ROOT = projectRoot();
+
+/**
+ * The running build's version and git hash: `build-info.json` written by `npm run build`, else
+ * GIT_HASH from the environment (container images), else asked of git in the checkout.
+ */
+export function readBuildInfo(): BuildInfo {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  const file = join(ROOT, 'dist', 'build-info.json');
+  if (existsSync(file)) {
+    const info = JSON.parse(readFileSync(file, 'utf8')) as Partial<BuildInfo>;
+    if (info.git_hash) return { version: pkg.version, git_hash: info.git_hash };
+  }
+  if (process.env.GIT_HASH) return { version: pkg.version, git_hash: process.env.GIT_HASH };
+  try {
+    const hash = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    return { version: pkg.version, git_hash: hash };
+  } catch {
+    return { version: pkg.version, git_hash: 'unknown' };
+  }
+}

@@ -1,0 +1,51 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { notFound } from '../../../../libs/domain/src';
+import { waitUntil } from '../../../../libs/application/src/wait-until';
+import { ARBOR_CONFIG } from '../../../../libs/application/src/infrastructure';
+import type { ArborConfig } from '../../../../libs/application/src/arbor-config';
+import { READ_MODEL_STORE, type ReadModelStore } from '../../../../libs/read-models/src/read-model-store.port';
+import { VMS_COLLECTION, type VmDocument } from '../../../../libs/read-models/src/documents/vm.document';
+import { HttpError } from '../http/http-error';
+
+/** Reads of the `vms` read model, always scoped to the caller's org. */
+@Injectable()
+export class VmReadModel {
+  constructor(
+    @Inject(READ_MODEL_STORE) private readonly readModels: ReadModelStore,
+    @Inject(ARBOR_CONFIG) private readonly config: ArborConfig,
+  ) {}
+
+  /** The org's VM, deleted or not; another org's VM is reported exactly like a missing one. */
+  async find(org_id: string, vm_id: string): Promise<VmDocument | null> {
+    return this.readModels.findOne<VmDocument>(VMS_COLLECTION, { _id: vm_id, org_id });
+  }
+
+  /** The org's live (not deleted) VM, or a 404. */
+  async get(org_id: string, vm_id: string): Promise<VmDocument> {
+    const vm = await this.find(org_id, vm_id);
+    if (!vm || vm.deleted_at) throw notFound('vm');
+    return vm;
+  }
+
+  async list(org_id: string): Promise<VmDocument[]> {
+    return this.readModels.find<VmDocument>(VMS_COLLECTION, { org_id, deleted_at: null }, { sort: { created_at: 1, _id: 1 } });
+  }
+
+  /**
+   * Operations that need the guest wait for a booting VM (the contract's default), or fail at
+   * once with `skip_wait_boot=true`.
+   */
+  async waitUntilBooted(org_id: string, vm_id: string, skipWaitBoot: boolean): Promise<VmDocument> {
+    const vm = await this.get(org_id, vm_id);
+    if (vm.state !== 'booting') return vm;
+    if (skipWaitBoot) throw new HttpError(409, 'vm is still booting');
+    return waitUntil(
+      `vm ${vm_id} to finish booting`,
+      async () => {
+        const current = await this.get(org_id, vm_id);
+        return current.state === 'booting' ? undefined : current;
+      },
+      { timeoutMs: this.config.waitTimeoutMs, intervalMs: 10 },
+    );
+  }
+}

@@ -1,0 +1,79 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiBearerAuth, ApiOkResponse, ApiCreatedResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  NewRootRequestDto,
+  NewVmResponseDto,
+  UpdateVmLabelsRequestDto,
+  UpdateVmStateRequestDto,
+  VmDeleteResponseDto,
+  VmDto,
+  VmMetadataResponseDto,
+} from '../../../../libs/contracts/src';
+import { Ctx, type RequestContext } from '../auth/request-context.decorator';
+import { queryBoolean } from '../http/query-booleans';
+import { UuidParamPipe } from '../http/uuid-param.pipe';
+import { ChangeVmStateCommand } from './commands/change-vm-state.command';
+import { CreateRootVmCommand } from './commands/create-root-vm.command';
+import { DeleteVmCommand } from './commands/delete-vm.command';
+import { SetVmLabelsCommand } from './commands/set-vm-labels.command';
+import { GetVmMetadataQuery, GetVmStatusQuery } from './queries/get-vm.query';
+
+/** `/api/v1/vm/…`: HTTP in, commands and queries out; nothing else lives here. */
+@ApiTags('vm')
+@ApiBearerAuth()
+@Controller('api/v1/vm')
+export class VmController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  @Post('new_root')
+  @HttpCode(201)
+  @ApiQuery({ name: 'wait_boot', required: false, type: Boolean })
+  @ApiCreatedResponse({ type: NewVmResponseDto })
+  newRoot(@Ctx() ctx: RequestContext, @Body() body: NewRootRequestDto, @Query('wait_boot') waitBoot?: string): Promise<NewVmResponseDto> {
+    return this.commands.execute(new CreateRootVmCommand(ctx, body.vm_config, queryBoolean('wait_boot', waitBoot)));
+  }
+
+  @Get(':vm_id/status')
+  @ApiOkResponse({ type: VmDto })
+  status(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string): Promise<VmDto> {
+    return this.queries.execute(new GetVmStatusQuery(ctx.principal.org_id, vmId));
+  }
+
+  @Get(':vm_id/metadata')
+  @ApiOkResponse({ type: VmMetadataResponseDto })
+  metadata(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string): Promise<VmMetadataResponseDto> {
+    return this.queries.execute(new GetVmMetadataQuery(ctx.principal.org_id, vmId));
+  }
+
+  @Patch(':vm_id/state')
+  @HttpCode(200)
+  @ApiQuery({ name: 'skip_wait_boot', required: false, type: Boolean })
+  @ApiOkResponse({ description: 'Empty body' })
+  async state(
+    @Ctx() ctx: RequestContext,
+    @Param('vm_id', UuidParamPipe) vmId: string,
+    @Body() body: UpdateVmStateRequestDto,
+    @Query('skip_wait_boot') skipWaitBoot?: string,
+  ): Promise<void> {
+    await this.commands.execute(new ChangeVmStateCommand(ctx, vmId, body.state, queryBoolean('skip_wait_boot', skipWaitBoot)));
+  }
+
+  @Patch(':vm_id/label')
+  @HttpCode(200)
+  @ApiOkResponse({ description: 'Empty body' })
+  async label(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Body() body: UpdateVmLabelsRequestDto): Promise<void> {
+    await this.commands.execute(new SetVmLabelsCommand(ctx, vmId, body.labels ?? null));
+  }
+
+  @Delete(':vm_id')
+  @HttpCode(200)
+  @ApiQuery({ name: 'skip_wait_boot', required: false, type: Boolean })
+  @ApiOkResponse({ type: VmDeleteResponseDto })
+  delete(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Query('skip_wait_boot') skipWaitBoot?: string): Promise<VmDeleteResponseDto> {
+    return this.commands.execute(new DeleteVmCommand(ctx, vmId, queryBoolean('skip_wait_boot', skipWaitBoot)));
+  }
+}

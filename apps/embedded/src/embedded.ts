@@ -1,0 +1,63 @@
+import type { INestApplication } from '@nestjs/common';
+import { join } from 'node:path';
+import type { ArborConfig } from '../../../libs/application/src/arbor-config';
+import type { Infrastructure } from '../../../libs/application/src/infrastructure';
+import { closeInfrastructure, openInfrastructure } from '../../../libs/application/src/open-infrastructure';
+import type { HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import { bootstrapAdminKey } from '../../api/src/bootstrap/bootstrap-admin-key';
+import { createApiApp } from '../../api/src/create-api-app';
+import { Projector } from '../../projector/src/projector';
+import { ALL_PROJECTIONS } from '../../projector/src/projections';
+import { VmWorker } from '../../vm-worker/src/vm-worker';
+import { openDriver } from '../../vm-worker/src/open-driver';
+
+export interface EmbeddedArbor {
+  infra: Infrastructure;
+  app: INestApplication;
+  projector: Projector;
+  worker: VmWorker;
+  driver: HypervisorDriver;
+  /** The admin key, when this start created it (first start on an empty store). */
+  createdAdminKey: string | null;
+  adminKeyFile: string;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * api + projector + vm-worker in one process on one set of stores: the default way to run Arbor.
+ * Stopping leaves the machines running; the next start finds them again.
+ */
+export async function startEmbedded(
+  config: ArborConfig,
+  options: { driver?: HypervisorDriver; log?: (line: string) => void; httpLogger?: boolean } = {},
+): Promise<EmbeddedArbor> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const infra = await openInfrastructure(config, log);
+  const driver = options.driver ?? (await openDriver(config, log));
+  await driver.prepare();
+  const projector = new Projector(infra.eventStore, infra.readModels, ALL_PROJECTIONS, log);
+  await projector.start();
+  const worker = new VmWorker(infra.eventStore, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), log });
+  await worker.start();
+  const bootstrap = await bootstrapAdminKey(infra.eventStore, config.dataDir);
+  const app = await createApiApp(infra, { logger: options.httpLogger });
+  await app.listen(config.port, '0.0.0.0');
+  const address = app.getHttpServer().address() as { port: number };
+  return {
+    infra,
+    app,
+    projector,
+    worker,
+    driver,
+    createdAdminKey: bootstrap.created_key,
+    adminKeyFile: bootstrap.key_file,
+    url: `http://127.0.0.1:${address.port}`,
+    async stop() {
+      await app.close();
+      await worker.stop();
+      await projector.stop();
+      await closeInfrastructure(infra);
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
+import type { WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
+import type { Projection } from './projection';
+
+/**
+ * Collection `event_stats`: per org, how many events of each type the log holds (analytics over
+ * the event stream). Built with $inc, so it also proves the projector never applies an event twice.
+ */
+export const EVENT_STATS_COLLECTION = 'event_stats';
+
+export const eventStatsProjection: Projection = {
+  name: 'event_stats',
+  collections: [EVENT_STATS_COLLECTION],
+  project(event: RecordedEvent): WriteOp[] {
+    const org = event.metadata.org_id ?? 'system';
+    return [
+      {
+        op: 'updateOne',
+        collection: EVENT_STATS_COLLECTION,
+        filter: { _id: org },
+        update: { $inc: { total: 1, [`by_type.${event.type}`]: 1 }, $set: { last_position: event.position } },
+        upsert: true,
+      },
+    ];
+  },
+};

@@ -1,0 +1,7 @@
+import { eventStatsProjection } from './event-stats.projection';
+import type { Projection } from './projection';
+import { vmsProjection } from './vms.projection';
+
+/** Every read model the projector maintains. */
+export const ALL_PROJECTIONS: Projection[] = [vmsProjection, eventStatsProjection];
+export type { Projection };

@@ -1,0 +1,66 @@
+import type { VmEvent } from '../../../../libs/domain/src';
+import { toDomainEvent } from '../../../../libs/application/src/event-envelope';
+import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
+import type { WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
+import type { VmDocument } from '../../../../libs/read-models/src/documents/vm.document';
+import { VMS_COLLECTION } from '../../../../libs/read-models/src/documents/vm.document';
+import type { Projection } from './projection';
+
+const set = (vm_id: string, fields: Partial<VmDocument>): WriteOp => ({
+  op: 'updateOne',
+  collection: VMS_COLLECTION,
+  filter: { _id: vm_id },
+  update: { $set: fields },
+});
+
+/** The `vms` read model: what GET /vms, /vm/{id}/status and /metadata serve. */
+export const vmsProjection: Projection = {
+  name: 'vms',
+  collections: [VMS_COLLECTION],
+  indexes: [{ collection: VMS_COLLECTION, keys: { org_id: 1, deleted_at: 1, created_at: 1 } }],
+  project(recorded: RecordedEvent): WriteOp[] {
+    if (!recorded.stream_id.startsWith('vm-')) return [];
+    const event = toDomainEvent<VmEvent>(recorded);
+    const vm_id = (event.data as { vm_id: string }).vm_id;
+    switch (event.type) {
+      case 'VmCreationRequested': {
+        const d = event.data;
+        const doc: VmDocument = {
+          _id: d.vm_id,
+          vm_id: d.vm_id,
+          org_id: d.org_id,
+          owner_id: d.owner_id,
+          created_at: d.requested_at,
+          state: 'booting',
+          labels: d.labels,
+          ip: d.ip,
+          config: d.config,
+          parent_commit_id: null,
+          grandparent_vm_id: null,
+          deleting: false,
+          deleted_at: null,
+          failure_reason: null,
+        };
+        return [{ op: 'replaceOne', collection: VMS_COLLECTION, filter: { _id: d.vm_id }, doc, upsert: true }];
+      }
+      case 'VmBooted':
+      case 'VmResumed':
+        return [set(vm_id, { state: 'running' })];
+      case 'VmPaused':
+        return [set(vm_id, { state: 'paused' })];
+      case 'VmBootFailed':
+      case 'VmDied':
+        return [set(vm_id, { state: 'dead', failure_reason: event.data.reason })];
+      case 'VmLabelsSet':
+        return [set(vm_id, { labels: event.data.labels })];
+      case 'VmDeletionRequested':
+        return [set(vm_id, { deleting: true })];
+      case 'VmOperationFailed':
+        return event.data.operation === 'delete' ? [set(vm_id, { deleting: false, state: 'dead', failure_reason: event.data.reason })] : [];
+      case 'VmDeleted':
+        return [set(vm_id, { deleted_at: event.data.deleted_at })];
+      default:
+        return [];
+    }
+  },
+};

@@ -1,0 +1,67 @@
+import type { EventStore, RecordedEvent, AllSubscription } from '../../../libs/event-store/src/event-store.port';
+import type { ReadModelStore } from '../../../libs/read-models/src/read-model-store.port';
+import { PROJECTOR_CHECKPOINT } from '../../../libs/application/src/projection-waiter';
+import type { Projection } from './projections';
+
+/**
+ * Follows the whole log from its checkpoint and keeps every read model. Each event's writes and
+ * the checkpoint advance commit as one unit, and the store refuses a unit whose position is not
+ * past the checkpoint: a crash at any point neither skips an event nor applies one twice.
+ */
+export class Projector {
+  private subscription: AllSubscription | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly readModels: ReadModelStore,
+    private readonly projections: Projection[],
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  async start(): Promise<void> {
+    for (const projection of this.projections) {
+      for (const index of projection.indexes ?? []) await this.readModels.ensureIndex(index.collection, index.keys);
+    }
+    const checkpoint = await this.readModels.getCheckpoint(PROJECTOR_CHECKPOINT);
+    this.log(`projector: following the log after position ${checkpoint ?? 'start'}`);
+    this.subscription = this.events.subscribeToAll(checkpoint === null ? {} : { after_position: checkpoint });
+    this.running = this.follow(this.subscription);
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.unsubscribe();
+    await this.running;
+    this.subscription = null;
+    this.running = null;
+  }
+
+  /** Empties every read model and its checkpoint; the next start() replays the whole log. */
+  async reset(): Promise<void> {
+    await this.readModels.reset(
+      this.projections.flatMap((p) => p.collections),
+      [PROJECTOR_CHECKPOINT],
+    );
+  }
+
+  /** Applies one event (exposed for rebuilds and tests). Returns false if it was already applied. */
+  async apply(event: RecordedEvent): Promise<boolean> {
+    const ops = this.projections.flatMap((p) => p.project(event));
+    return this.readModels.commit(ops, { name: PROJECTOR_CHECKPOINT, position: event.position });
+  }
+
+  private async follow(subscription: AllSubscription): Promise<void> {
+    for await (const event of subscription) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.apply(event);
+          break;
+        } catch (error) {
+          // Never skip an event: retry it until it applies (or the projector is stopped).
+          this.log(`projector: event ${event.type} at ${event.position} failed (attempt ${attempt}): ${(error as Error).message}`);
+          await new Promise((r) => setTimeout(r, Math.min(1000, 10 * 2 ** attempt)));
+        }
+      }
+    }
+  }
+}

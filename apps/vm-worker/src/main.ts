@@ -1,0 +1,29 @@
+import 'reflect-metadata';
+import { join } from 'node:path';
+import { loadConfig } from '../../../libs/application/src/arbor-config';
+import { openEventStore } from '../../../libs/application/src/open-infrastructure';
+import { runUntilSignalled } from '../../../libs/application/src/process-lifecycle';
+import { openDriver } from './open-driver';
+import { VmWorker } from './vm-worker';
+
+/**
+ * `npm run start:worker`: one per hypervisor host. Dials out to the event store only (no inbound
+ * port); its checkpoint lives in its own data directory.
+ */
+async function main() {
+  const config = loadConfig();
+  const events = openEventStore(config, console.log);
+  const driver = await openDriver(config, console.log);
+  await driver.prepare();
+  const worker = new VmWorker(events, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), log: console.log });
+  await worker.start();
+  await runUntilSignalled(async () => {
+    await worker.stop();
+    await events.close();
+  });
+}
+
+main().catch((error) => {
+  console.error(`arbor worker: failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,20 @@
+import 'reflect-metadata';
+import { cpus, totalmem } from 'node:os';
+import { benchApiLatency } from './api-latency.bench';
+import { benchEventStore } from './event-store.bench';
+import { benchProjectionLag } from './projection-lag.bench';
+
+/** `npm run bench`: prints figures (no pass/fail). Record them in BENCHMARKS.md with the machine. */
+async function main() {
+  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}\n`);
+  await benchEventStore();
+  console.log('');
+  await benchProjectionLag();
+  console.log('');
+  await benchApiLatency();
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

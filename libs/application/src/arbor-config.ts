@@ -1,0 +1,39 @@
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+
+/** Every setting Arbor reads, from the environment, in one place. */
+export interface ArborConfig {
+  /** Embedded stores, the worker's state and machines live here. */
+  dataDir: string;
+  /** Base images are cached here, outside any one data directory, so fresh data dirs reuse them. */
+  cacheDir: string;
+  port: number;
+  /** Set: the EventStoreDB adapter; unset: the embedded SQLite event store. */
+  eventStoreUrl: string | null;
+  /** Set: the MongoDB adapter; unset: the embedded SQLite read-model store. */
+  mongoUrl: string | null;
+  hypervisor: 'auto' | 'sandbox' | 'qemu';
+  /** Names this worker (one per hypervisor host). */
+  workerId: string;
+  /** How long a write waits for the projector/worker before answering 504. */
+  waitTimeoutMs: number;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
+  const hypervisor = (env.HYPERVISOR ?? 'auto').toLowerCase();
+  if (!['auto', 'sandbox', 'qemu'].includes(hypervisor)) {
+    throw new Error(`HYPERVISOR must be auto, sandbox or qemu (got "${env.HYPERVISOR}")`);
+  }
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a TCP port (got "${env.PORT}")`);
+  return {
+    dataDir: resolve(env.ARBOR_DATA_DIR ?? 'data'),
+    cacheDir: resolve(env.ARBOR_CACHE_DIR ?? '/var/cache/arbor'),
+    port,
+    eventStoreUrl: env.EVENTSTORE_URL || null,
+    mongoUrl: env.MONGODB_URL || null,
+    hypervisor: hypervisor as ArborConfig['hypervisor'],
+    workerId: env.ARBOR_WORKER_ID ?? hostname(),
+    waitTimeoutMs: Number(env.ARBOR_WAIT_TIMEOUT_MS ?? 300_000),
+  };
+}

@@ -1,0 +1,48 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EventStore } from '../../event-store/src/event-store.port';
+import { SqliteEventStore } from '../../event-store/src/sqlite/sqlite-event-store';
+import { EventStoreDbEventStore } from '../../event-store/src/eventstoredb/eventstoredb-event-store';
+import type { ReadModelStore } from '../../read-models/src/read-model-store.port';
+import { SqliteReadModelStore } from '../../read-models/src/sqlite/sqlite-read-model-store';
+import { MongoReadModelStore } from '../../read-models/src/mongodb/mongo-read-model-store';
+import type { ArborConfig } from './arbor-config';
+import type { Infrastructure } from './infrastructure';
+
+/** Embedded files in the data directory (both WAL-mode SQLite, safe for several processes). */
+export const EVENTS_DB = 'events.db';
+export const READ_MODELS_DB = 'read-models.db';
+
+/** The event store the configuration selects: EventStoreDB when EVENTSTORE_URL is set, else SQLite. */
+export function openEventStore(config: ArborConfig, log: (line: string) => void = () => {}): EventStore {
+  if (config.eventStoreUrl) {
+    log(`event store: EventStoreDB at ${redact(config.eventStoreUrl)}`);
+    return new EventStoreDbEventStore(config.eventStoreUrl);
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  log(`event store: SQLite in ${config.dataDir}`);
+  return SqliteEventStore.open(join(config.dataDir, EVENTS_DB));
+}
+
+/** The read-model store the configuration selects: MongoDB when MONGODB_URL is set, else SQLite. */
+export async function openReadModelStore(config: ArborConfig, log: (line: string) => void = () => {}): Promise<ReadModelStore> {
+  if (config.mongoUrl) {
+    log(`read models: MongoDB at ${redact(config.mongoUrl)}`);
+    return MongoReadModelStore.connect(config.mongoUrl);
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  log(`read models: SQLite in ${config.dataDir}`);
+  return SqliteReadModelStore.open(join(config.dataDir, READ_MODELS_DB));
+}
+
+export async function openInfrastructure(config: ArborConfig, log: (line: string) => void = () => {}): Promise<Infrastructure> {
+  return { config, eventStore: openEventStore(config, log), readModels: await openReadModelStore(config, log) };
+}
+
+export async function closeInfrastructure(infra: Infrastructure): Promise<void> {
+  await Promise.allSettled([infra.eventStore.close(), infra.readModels.close()]);
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}

@@ -1,0 +1,42 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+
+export class EventFeedQueryDto {
+  @ApiPropertyOptional({ description: 'Return events after this log position (exclusive); omit to start at the beginning', minimum: -1 })
+  @IsOptional() @Type(() => Number) @IsInt() @Min(-1)
+  after?: number;
+
+  @ApiPropertyOptional({ description: 'Page size (default 100, at most 1000)', minimum: 1, maximum: 1000 })
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'Only events of this type' })
+  @IsOptional() @IsString()
+  type?: string;
+}
+
+export class EventMetadataDto {
+  @ApiProperty() schema_version!: number;
+  @ApiProperty({ format: 'uuid' }) correlation_id!: string;
+  @ApiProperty() causation_id!: string;
+  @ApiProperty({ nullable: true }) actor_key_id!: string | null;
+  @ApiProperty({ nullable: true }) org_id!: string | null;
+}
+
+export class EventDto {
+  @ApiProperty({ description: 'Position in the global log' }) position!: number;
+  @ApiProperty({ example: 'vm-…' }) stream_id!: string;
+  @ApiProperty() revision!: number;
+  @ApiProperty({ format: 'uuid' }) event_id!: string;
+  @ApiProperty({ example: 'VmCreationRequested' }) type!: string;
+  @ApiProperty({ type: 'object', additionalProperties: true }) data!: unknown;
+  @ApiProperty({ type: EventMetadataDto }) metadata!: EventMetadataDto;
+  @ApiProperty({ format: 'date-time' }) created_at!: string;
+}
+
+export class EventFeedResponseDto {
+  @ApiProperty({ type: [EventDto] }) events!: EventDto[];
+  @ApiProperty({ description: 'Pass as `after` to read the next page' }) next_after!: number;
+  @ApiProperty({ description: 'False when the end of the log was reached' }) has_more!: boolean;
+}

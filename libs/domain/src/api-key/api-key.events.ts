@@ -1,0 +1,12 @@
+import type { DomainEvent } from '../shared/decider';
+
+/**
+ * Stream `apikey-<key id>`. Only a hash of the secret is ever stored. An operator key may read
+ * every org's events (the audit feed); other keys see their own org only. Schema version 1.
+ */
+export type ApiKeyIssued = DomainEvent<
+  'ApiKeyIssued',
+  { key_id: string; org_id: string; label: string; secret_sha256: string; is_operator: boolean; issued_at: string }
+>;
+export type ApiKeyRevoked = DomainEvent<'ApiKeyRevoked', { key_id: string; revoked_at: string }>;
+export type ApiKeyEvent = ApiKeyIssued | ApiKeyRevoked;

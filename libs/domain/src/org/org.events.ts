@@ -1,0 +1,5 @@
+import type { DomainEvent } from '../shared/decider';
+
+/** Stream `org-<id>`. Schema version 1. */
+export type OrgCreated = DomainEvent<'OrgCreated', { org_id: string; name: string; created_at: string }>;
+export type OrgEvent = OrgCreated;

@@ -1,0 +1,15 @@
+/** Stream naming: one stream per aggregate instance (DESIGN.md, "The log"). */
+export const streams = {
+  vm: (vmId: string) => `vm-${vmId}`,
+  org: (orgId: string) => `org-${orgId}`,
+  apiKey: (keyId: string) => `apikey-${keyId}`,
+  /** Reservation stream: appended with no_stream by the one and only first start. */
+  bootstrap: () => 'system-bootstrap',
+  idempotency: (orgId: string, keyHash: string) => `idempotency-${orgId}-${keyHash}`,
+};
+
+/** The aggregate kind a stream belongs to (its prefix up to the first dash). */
+export function streamCategory(streamId: string): string {
+  const dash = streamId.indexOf('-');
+  return dash < 0 ? streamId : streamId.slice(0, dash);
+}

@@ -1,0 +1,116 @@
+import { deciderSpec } from '../testing/decider-spec';
+import { DomainError } from '../shared/domain-error';
+import { VM_CONFIG_DEFAULTS } from './vm-config';
+import { vmDecider } from './vm.decider';
+import type { VmEvent } from './vm.events';
+
+const vm_id = '11111111-1111-4111-8111-111111111111';
+const spec = deciderSpec(vmDecider);
+const now = '2026-11-23T10:00:00.000Z';
+
+const requested: VmEvent = {
+  type: 'VmCreationRequested',
+  data: {
+    vm_id,
+    org_id: 'org-1',
+    owner_id: 'key-1',
+    config: VM_CONFIG_DEFAULTS,
+    labels: { team: 'a' },
+    env: {},
+    ip: 'fd00::1',
+    requested_at: now,
+  },
+};
+const booted: VmEvent = { type: 'VmBooted', data: { vm_id, driver: 'sandbox', booted_at: now } };
+const pauseRequested: VmEvent = { type: 'VmPauseRequested', data: { vm_id } };
+const paused: VmEvent = { type: 'VmPaused', data: { vm_id } };
+const deletionRequested: VmEvent = { type: 'VmDeletionRequested', data: { vm_id } };
+const deleted: VmEvent = { type: 'VmDeleted', data: { vm_id, deleted_at: now } };
+
+describe('vm decider', () => {
+  describe('creation', () => {
+    it('requests a machine for a new vm', () =>
+      spec
+        .given([])
+        .when({ type: 'RequestVmCreation', vm_id, org_id: 'org-1', owner_id: 'key-1', config: VM_CONFIG_DEFAULTS, labels: { team: 'a' }, env: {}, ip: 'fd00::1', now })
+        .then([requested]));
+
+    it('refuses to create a vm twice', () =>
+      spec
+        .given([requested])
+        .when({ type: 'RequestVmCreation', vm_id, org_id: 'org-1', owner_id: 'key-1', config: VM_CONFIG_DEFAULTS, labels: null, env: {}, ip: 'fd00::1', now })
+        .thenThrows('vm already exists'));
+
+    it('records the boot only while booting', () => {
+      spec.given([requested]).when({ type: 'RecordVmBooted', driver: 'sandbox', now }).then([booted]);
+      spec.given([requested, booted]).when({ type: 'RecordVmBooted', driver: 'sandbox', now }).then([]);
+    });
+
+    it('a boot failure leaves the vm dead', () => {
+      const failed: VmEvent = { type: 'VmBootFailed', data: { vm_id, reason: 'no image' } };
+      spec.given([requested]).when({ type: 'RecordVmBootFailed', reason: 'no image' }).then([failed]);
+      spec.given([requested, failed]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('vm is dead');
+    });
+  });
+
+  describe('pause and resume', () => {
+    it('waits for boot to finish before pausing', () =>
+      spec.given([requested]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('vm is still booting'));
+
+    it('asks the worker to pause a running vm, then records it', () => {
+      spec.given([requested, booted]).when({ type: 'RequestVmStateChange', target: 'Paused' }).then([pauseRequested]);
+      spec.given([requested, booted, pauseRequested]).when({ type: 'RecordVmPaused' }).then([paused]);
+    });
+
+    it('is a no-op to pause a paused vm or resume a running one', () => {
+      spec.given([requested, booted, pauseRequested, paused]).when({ type: 'RequestVmStateChange', target: 'Paused' }).then([]);
+      spec.given([requested, booted]).when({ type: 'RequestVmStateChange', target: 'Running' }).then([]);
+    });
+
+    it('resumes a paused vm', () =>
+      spec
+        .given([requested, booted, pauseRequested, paused])
+        .when({ type: 'RequestVmStateChange', target: 'Running' })
+        .then([{ type: 'VmResumeRequested', data: { vm_id } }]));
+
+    it('refuses a second operation while one is in progress', () =>
+      spec.given([requested, booted, pauseRequested]).when({ type: 'RequestVmStateChange', target: 'Running' }).thenThrows(/pause in progress/));
+
+    it('a failed pause leaves the vm running and free for the next operation', () =>
+      spec
+        .given([requested, booted, pauseRequested, { type: 'VmOperationFailed', data: { vm_id, operation: 'pause', reason: 'x' } }])
+        .when({ type: 'RequestVmStateChange', target: 'Paused' })
+        .then([pauseRequested]));
+  });
+
+  describe('labels', () => {
+    it('replaces the labels', () =>
+      spec.given([requested]).when({ type: 'SetVmLabels', labels: { a: 'b' } }).then([{ type: 'VmLabelsSet', data: { vm_id, labels: { a: 'b' } } }]));
+
+    it('reports a missing vm as not found', () => {
+      expect(() => vmDecider.decide({ type: 'SetVmLabels', labels: null }, vmDecider.initialState())).toThrow(DomainError);
+      spec.given([]).when({ type: 'SetVmLabels', labels: null }).thenThrows('vm not found');
+    });
+  });
+
+  describe('deletion', () => {
+    it('requests deletion once; a repeat while deleting appends nothing', () => {
+      spec.given([requested, booted]).when({ type: 'RequestVmDeletion' }).then([deletionRequested]);
+      spec.given([requested, booted, deletionRequested]).when({ type: 'RequestVmDeletion' }).then([]);
+    });
+
+    it('a deleted vm is not found and ignores late outcomes', () => {
+      spec.given([requested, booted, deletionRequested, deleted]).when({ type: 'RequestVmDeletion' }).thenThrows('vm not found');
+      spec.given([requested, booted, deletionRequested, deleted]).when({ type: 'RecordVmDied', reason: 'gone' }).then([]);
+    });
+
+    it('a vm deleted while booting never records the boot', () =>
+      spec.given([requested, deletionRequested]).when({ type: 'RecordVmBooted', driver: 'sandbox', now }).then([]));
+
+    it('refuses deletion while a pause is in progress', () =>
+      spec.given([requested, booted, pauseRequested]).when({ type: 'RequestVmDeletion' }).thenThrows(/in progress/));
+  });
+
+  it('a machine that dies is reported dead', () =>
+    spec.given([requested, booted]).when({ type: 'RecordVmDied', reason: 'process exited' }).then([{ type: 'VmDied', data: { vm_id, reason: 'process exited' } }]));
+});

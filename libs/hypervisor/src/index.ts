@@ -1,0 +1,2 @@
+export * from './hypervisor-driver.port';
+export { SandboxDriver, type SandboxDriverOptions } from './sandbox/sandbox-driver';

@@ -1,0 +1,77 @@
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import type { ExecChunk, ExecResult, ExecSpec } from '../hypervisor-driver.port';
+import { inCgroups } from './enter-cgroups';
+
+export const DEFAULT_EXEC_ENV: Readonly<Record<string, string>> = {
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  HOME: '/root',
+};
+const TIMEOUT_EXIT_CODE = 124;
+
+export interface NamespaceExecTarget {
+  initPid: number;
+  cgroupProcsFiles: string[];
+  /** The environment the process starts with (already merged; nothing of the host leaks in). */
+  env: Record<string, string>;
+}
+
+/**
+ * Runs argv inside the machine: joins its cgroups, then `nsenter` into its namespaces and root.
+ * The environment is set by `env -i` inside the machine (never on the host's nsenter, where e.g.
+ * LD_PRELOAD would run machine-controlled code on the host); `exec "$@"` passes argv untouched,
+ * without a shell interpreting it. Default working directory: the machine's /.
+ */
+export function execInNamespaces(
+  target: NamespaceExecTarget,
+  spec: ExecSpec,
+  onChunk: (chunk: ExecChunk) => void,
+): Promise<ExecResult> {
+  if (spec.argv.length === 0) return Promise.reject(new Error('exec needs a non-empty argv'));
+  // Plain `--wd` starts in the init's directory (the machine's /); `--wd=DIR` would resolve DIR
+  // on the host, outside the machine's root. The working directory is entered inside instead.
+  const nsenter = ['nsenter', `--target=${target.initPid}`, '--mount', '--uts', '--ipc', '--pid', '--root', '--wd'];
+  const assignments = Object.entries(target.env).map(([key, value]) => `${key}=${value}`);
+  const enterDirThenExec = 'cd -- "$1" || exit; shift; exec "$@"';
+  const inMachine = [
+    '/usr/bin/env', '-i', ...assignments,
+    '/bin/sh', '-c', enterDirThenExec, 'sh', spec.working_dir || '/', ...spec.argv,
+  ];
+  const argv = inCgroups(target.cgroupProcsFiles, [...nsenter, ...inMachine]);
+
+  return new Promise((resolve, reject) => {
+    // Own process group, so a timeout kills everything the command started, not just nsenter.
+    const child = spawn(argv[0], argv.slice(1), {
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: DEFAULT_EXEC_ENV.PATH },
+    });
+    let timedOut = false;
+    const timer =
+      spec.timeout_secs && spec.timeout_secs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            try {
+              process.kill(-child.pid!, 'SIGKILL');
+            } catch {
+              /* already gone */
+            }
+          }, spec.timeout_secs * 1000)
+        : undefined;
+    child.stdout.on('data', (data: Buffer) => onChunk({ stream: 'stdout', data }));
+    child.stderr.on('data', (data: Buffer) => onChunk({ stream: 'stderr', data }));
+    child.stdin.on('error', () => undefined); // the command may exit without reading its stdin
+    child.stdin.end(spec.stdin ?? '');
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    // 'close' (not 'exit'): every byte of output has been delivered by then.
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) resolve({ exit_code: TIMEOUT_EXIT_CODE });
+      else if (signal) resolve({ exit_code: 128 + (constants.signals[signal] ?? 0) });
+      else resolve({ exit_code: code ?? 1 });
+    });
+  });
+}

@@ -1,0 +1,36 @@
+import { execFile, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+
+/** Runs a host tool (mount, umount …) and fails with its stderr, so errors say what went wrong. */
+export async function runCommand(file: string, args: string[]): Promise<string> {
+  try {
+    const { stdout } = await execFileAsync(file, args, { encoding: 'utf8' });
+    return stdout;
+  } catch (error: any) {
+    const detail = String(error.stderr ?? '').trim() || error.message;
+    throw new Error(`${file} ${args.join(' ')} failed: ${detail}`);
+  }
+}
+
+/** Runs a long host tool and hands every output line to `log` as it comes (progress of a build). */
+export function runStreamingLines(file: string, args: string[], log: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail: string[] = [];
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        tail.push(line);
+        if (tail.length > 20) tail.shift();
+        log(line);
+      });
+    }
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${file} exited with ${signal ?? code}: ${tail.join('\n')}`));
+    });
+  });
+}

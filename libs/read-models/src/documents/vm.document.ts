@@ -1,0 +1,26 @@
+import type { Labels, VmConfig } from '../../../domain/src';
+
+/** Collection `vms`: one document per VM, kept by the projector, served by list/get. */
+export const VMS_COLLECTION = 'vms';
+
+export type VmReadState = 'booting' | 'running' | 'paused' | 'dead';
+
+export interface VmDocument {
+  _id: string;
+  vm_id: string;
+  org_id: string;
+  owner_id: string;
+  created_at: string;
+  state: VmReadState;
+  labels: Labels | null;
+  ip: string;
+  config: VmConfig;
+  parent_commit_id: string | null;
+  grandparent_vm_id: string | null;
+  /** Set when deletion was requested; the VM leaves the lists once `deleted_at` is set. */
+  deleting: boolean;
+  deleted_at: string | null;
+  /** Why the VM is dead, when it is. */
+  failure_reason: string | null;
+  [field: string]: unknown;
+}

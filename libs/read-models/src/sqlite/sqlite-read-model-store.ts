@@ -1,0 +1,214 @@
+import Database from 'better-sqlite3';
+import { Query, find as findWithMingo } from 'mingo';
+import {
+  DuplicateKeyError,
+  type Checkpoint,
+  type Document,
+  type Filter,
+  type FindOptions,
+  type ReadModelStore,
+  type Sort,
+  type Update,
+  type WriteOp,
+} from '../read-model-store.port';
+import { applyUpdate, replaceDocument, upsertedDocument } from './document-updates';
+import { idsNamedByFilter } from './ids-named-by-filter';
+import { uniqueIndexSql } from './unique-index-sql';
+
+const DOCUMENTS = 'read_model_documents';
+const CHECKPOINTS = 'read_model_checkpoints';
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS ${DOCUMENTS} (
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    json TEXT NOT NULL,
+    PRIMARY KEY (collection, id)
+  );
+  CREATE TABLE IF NOT EXISTS ${CHECKPOINTS} (
+    name TEXT PRIMARY KEY,
+    position INTEGER NOT NULL
+  );
+`;
+
+/** Filters come from our own code, but JavaScript in a filter ($where) has no business here. */
+const MINGO_OPTIONS = { scriptEnabled: false };
+
+export interface SqliteReadModelStoreOptions {
+  /** How long a write waits for another connection's (or process's) transaction. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * The embedded read-model store: JSON documents in one SQLite table, filters, sorts and update
+ * operators evaluated by mingo. WAL mode, so several processes can open the same file.
+ */
+export class SqliteReadModelStore implements ReadModelStore {
+  private readonly statements: ReturnType<typeof prepareStatements>;
+  private readonly commitUnit: Database.Transaction<(ops: WriteOp[], checkpoint?: Checkpoint) => boolean>;
+  private readonly resetUnit: Database.Transaction<(collections: string[], checkpointNames: string[]) => void>;
+
+  static open(filename: string, options: SqliteReadModelStoreOptions = {}): SqliteReadModelStore {
+    // The busy timeout is set on open, before the first statement that may need a lock.
+    const db = new Database(filename, { timeout: options.busyTimeoutMs ?? 5000 });
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec(SCHEMA);
+    return new SqliteReadModelStore(db);
+  }
+
+  private constructor(private readonly db: Database.Database) {
+    this.statements = prepareStatements(db);
+
+    // The checkpoint guard and every op share one transaction: all of it commits, or none.
+    this.commitUnit = db.transaction((ops: WriteOp[], checkpoint?: Checkpoint): boolean => {
+      if (checkpoint) {
+        const stored = this.statements.selectCheckpoint.get(checkpoint.name);
+        if (stored !== undefined && stored >= checkpoint.position) return false;
+      }
+      for (const op of ops) this.apply(op);
+      if (checkpoint) this.statements.upsertCheckpoint.run(checkpoint.name, checkpoint.position);
+      return true;
+    });
+
+    this.resetUnit = db.transaction((collections: string[], checkpointNames: string[]) => {
+      for (const collection of collections) this.statements.deleteCollection.run(collection);
+      for (const name of checkpointNames) this.statements.deleteCheckpoint.run(name);
+    });
+  }
+
+  async find<T extends Document = Document>(collection: string, filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    let cursor = findWithMingo<T>(this.candidates(collection, filter), filter, {}, MINGO_OPTIONS);
+    if (options.sort) cursor = cursor.sort(options.sort);
+    if (options.skip) cursor = cursor.skip(options.skip);
+    if (options.limit) cursor = cursor.limit(options.limit);
+    return cursor.all();
+  }
+
+  async findOne<T extends Document = Document>(collection: string, filter: Filter): Promise<T | null> {
+    const [doc] = this.matching(collection, filter, 1);
+    return (doc as T | undefined) ?? null;
+  }
+
+  async count(collection: string, filter: Filter): Promise<number> {
+    if (Object.keys(filter).length === 0) return this.statements.countCollection.get(collection) ?? 0;
+    return this.matching(collection, filter).length;
+  }
+
+  async commit(ops: WriteOp[], checkpoint?: Checkpoint): Promise<boolean> {
+    // IMMEDIATE takes the write lock up front, so the checkpoint read cannot go stale before the writes.
+    return this.commitUnit.immediate(ops, checkpoint);
+  }
+
+  async getCheckpoint(name: string): Promise<number | null> {
+    return this.statements.selectCheckpoint.get(name) ?? null;
+  }
+
+  async reset(collections: string[], checkpointNames: string[]): Promise<void> {
+    this.resetUnit.immediate(collections, checkpointNames);
+  }
+
+  /** Only unique indexes change anything: filters are evaluated by mingo over the collection's rows. */
+  async ensureIndex(collection: string, keys: Sort, options: { unique?: boolean } = {}): Promise<void> {
+    const fields = Object.keys(keys);
+    const primaryKeyOnly = fields.length === 1 && fields[0] === '_id';
+    if (options.unique && !primaryKeyOnly) this.db.exec(uniqueIndexSql(DOCUMENTS, collection, keys));
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  /** Parsed documents that may match: by primary key when the filter names `_id`s, else the whole collection. */
+  private *candidates(collection: string, filter: Filter): Generator<Document> {
+    const ids = idsNamedByFilter(filter);
+    if (ids) {
+      for (const id of ids) {
+        const json = this.statements.selectJson.get(collection, id);
+        if (json !== undefined) yield JSON.parse(json) as Document;
+      }
+      return;
+    }
+    for (const json of this.statements.selectCollection.all(collection)) yield JSON.parse(json) as Document;
+  }
+
+  /** Documents matching `filter`, stopping after `limit`; the filter is compiled once per call. */
+  private matching(collection: string, filter: Filter, limit = Infinity): Document[] {
+    const query = new Query<Document>(filter, MINGO_OPTIONS);
+    const matches: Document[] = [];
+    for (const doc of this.candidates(collection, filter)) {
+      if (matches.length >= limit) break;
+      if (query.test(doc)) matches.push(doc);
+    }
+    return matches;
+  }
+
+  private apply(op: WriteOp): void {
+    switch (op.op) {
+      case 'insertOne':
+        return this.insert(op.collection, op.doc);
+      case 'updateOne':
+        return this.update(op.collection, op.filter, op.update, 1, op.upsert ?? false);
+      case 'updateMany':
+        return this.update(op.collection, op.filter, op.update, Infinity, false);
+      case 'replaceOne': {
+        const [existing] = this.matching(op.collection, op.filter, 1);
+        if (existing) return this.write(op.collection, replaceDocument(existing, op.doc));
+        if (op.upsert) this.insert(op.collection, upsertedDocument(op.filter, op.doc));
+        return;
+      }
+      case 'deleteOne':
+      case 'deleteMany':
+        for (const doc of this.matching(op.collection, op.filter, op.op === 'deleteOne' ? 1 : Infinity)) {
+          this.statements.delete.run(op.collection, doc._id);
+        }
+        return;
+      default:
+        throw new Error(`unknown write op: ${(op as { op: unknown }).op}`);
+    }
+  }
+
+  private update(collection: string, filter: Filter, update: Update, limit: number, upsert: boolean): void {
+    const matches = this.matching(collection, filter, limit);
+    if (matches.length === 0 && upsert) return this.insert(collection, upsertedDocument(filter, update));
+    for (const doc of applyUpdate(matches, update)) this.write(collection, doc);
+  }
+
+  private insert(collection: string, doc: Document): void {
+    if (typeof doc._id !== 'string') throw new TypeError(`a document in ${collection} needs a string _id`);
+    this.translatingConstraints(collection, doc._id, () => this.statements.insert.run(collection, doc._id, JSON.stringify(doc)));
+  }
+
+  private write(collection: string, doc: Document): void {
+    this.translatingConstraints(collection, doc._id, () => this.statements.update.run(JSON.stringify(doc), collection, doc._id));
+  }
+
+  /** The primary key and unique indexes report a clash as the port's DuplicateKeyError. */
+  private translatingConstraints(collection: string, id: string, write: () => unknown): void {
+    try {
+      write();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') throw new DuplicateKeyError(collection, id);
+      throw error;
+    }
+  }
+}
+
+/** Prepared once per connection: every call reuses them. */
+function prepareStatements(db: Database.Database) {
+  return {
+    selectJson: db.prepare<[string, string], string>(`SELECT json FROM ${DOCUMENTS} WHERE collection = ? AND id = ?`).pluck(),
+    selectCollection: db.prepare<[string], string>(`SELECT json FROM ${DOCUMENTS} WHERE collection = ?`).pluck(),
+    countCollection: db.prepare<[string], number>(`SELECT COUNT(*) FROM ${DOCUMENTS} WHERE collection = ?`).pluck(),
+    insert: db.prepare(`INSERT INTO ${DOCUMENTS} (collection, id, json) VALUES (?, ?, ?)`),
+    update: db.prepare(`UPDATE ${DOCUMENTS} SET json = ? WHERE collection = ? AND id = ?`),
+    delete: db.prepare(`DELETE FROM ${DOCUMENTS} WHERE collection = ? AND id = ?`),
+    deleteCollection: db.prepare(`DELETE FROM ${DOCUMENTS} WHERE collection = ?`),
+    selectCheckpoint: db.prepare<[string], number>(`SELECT position FROM ${CHECKPOINTS} WHERE name = ?`).pluck(),
+    upsertCheckpoint: db.prepare(
+      `INSERT INTO ${CHECKPOINTS} (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position`,
+    ),
+    deleteCheckpoint: db.prepare(`DELETE FROM ${CHECKPOINTS} WHERE name = ?`),
+  };
+}

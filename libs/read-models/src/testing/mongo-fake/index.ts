@@ -1,0 +1,1 @@
+export { startMongoFake, type MongoFake } from './mongo-fake-server';

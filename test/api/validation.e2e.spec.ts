@@ -1,0 +1,74 @@
+import { startTestArbor, type TestArbor } from '../support/arbor-harness';
+import { InMemoryDriver } from '../../libs/hypervisor/src/memory/in-memory-driver';
+
+/** Bad input gets a clear 4xx that names what is wrong, and nothing is appended to the log. */
+describe('input validation at the edge (HTTP)', () => {
+  let arbor: TestArbor;
+  let vmId: string;
+  beforeAll(async () => {
+    arbor = await startTestArbor({ driver: new InMemoryDriver() });
+    vmId = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+  });
+  afterAll(() => arbor.destroy());
+
+  const headPosition = () => arbor.infra.eventStore.headPosition();
+
+  it.each([
+    ['a negative vcpu_count', { vm_config: { vcpu_count: -1 } }, 'vm_config.vcpu_count'],
+    ['a fractional mem_size_mib', { vm_config: { mem_size_mib: 1.5 } }, 'vm_config.mem_size_mib'],
+    ['a string fs_size_mib', { vm_config: { fs_size_mib: 'big' } }, 'vm_config.fs_size_mib'],
+    ['labels with a non-string value', { vm_config: { labels: { a: 1 } } }, 'labels'],
+    ['no vm_config', {}, 'vm_config'],
+  ])('new_root with %s → 422 naming the field, nothing appended', async (_, body, field) => {
+    const before = await headPosition();
+    const res = await arbor.request('POST', '/api/v1/vm/new_root', { body });
+    expect(res.status).toBe(422);
+    expect(res.json.success).toBe(false);
+    expect(res.json.error).toContain(field);
+    expect(await headPosition()).toBe(before);
+  });
+
+  it('malformed JSON → 400 saying the body is not JSON', async () => {
+    const res = await arbor.request('POST', '/api/v1/vm/new_root', { rawBody: '{"vm_config": ', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatch(/^Failed to parse the request body as JSON/);
+  });
+
+  it('ignores unknown fields (clients add them)', async () => {
+    const res = await arbor.request('POST', '/api/v1/vm/new_root', { body: { vm_config: { vcpu_count: 1, future_field: true }, extra: 1 } });
+    expect(res.status).toBe(201);
+  });
+
+  it('state must be capitalised: "running" → 422', async () => {
+    const res = await arbor.request('PATCH', `/api/v1/vm/${vmId}/state`, { body: { state: 'running' } });
+    expect(res.status).toBe(422);
+    expect(res.json.error).toContain('state');
+  });
+
+  it('a path id that is not a UUID → 400', async () => {
+    const res = await arbor.request('GET', '/api/v1/vm/not-a-uuid/status');
+    expect(res.status).toBe(400);
+    expect(res.json.error).toContain('not-a-uuid');
+  });
+
+  it('a query boolean that is not true/false → 400', async () => {
+    const res = await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=yes', { body: { vm_config: {} } });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toContain('wait_boot');
+  });
+
+  it('an unknown VM → 404 "vm not found" on reads and writes; delete answers 403 like the contract', async () => {
+    const missing = '00000000-0000-4000-8000-000000000001';
+    for (const [method, path, body] of [
+      ['GET', `/api/v1/vm/${missing}/status`, undefined],
+      ['GET', `/api/v1/vm/${missing}/metadata`, undefined],
+      ['PATCH', `/api/v1/vm/${missing}/state`, { state: 'Paused' }],
+      ['PATCH', `/api/v1/vm/${missing}/label`, { labels: {} }],
+    ] as const) {
+      const res = await arbor.request(method, path, { body });
+      expect(res.status).toBe(404);
+      expect(res.json).toEqual({ error: 'vm not found', success: false });
+    }
+    expect((await arbor.request('DELETE', `/api/v1/vm/${missing}`)).json).toEqual({ error: 'Forbidden', success: false });
+  });
+});

@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type ArborConfig } from '../../libs/application/src/arbor-config';
+import type { HypervisorDriver } from '../../libs/hypervisor/src/hypervisor-driver.port';
+import { startEmbedded, type EmbeddedArbor } from '../../apps/embedded/src/embedded';
+
+export interface TestArbor extends EmbeddedArbor {
+  config: ArborConfig;
+  adminKey: string;
+  /** fetch against the running server with the admin key (override with options.key). */
+  request(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>;
+  /** Stops the service and removes its data directory. */
+  destroy(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed JSON body, or undefined when the body is empty or not JSON. */
+  json: any;
+}
+
+/** The embedded service on a fresh temporary data directory and a free port, as a user runs it. */
+export async function startTestArbor(options: { driver?: HypervisorDriver; env?: Record<string, string>; dataDir?: string } = {}): Promise<TestArbor> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'arbor-test-'));
+  const config = loadConfig({ ...process.env, ARBOR_DATA_DIR: dataDir, PORT: '0', ARBOR_WAIT_TIMEOUT_MS: '60000', ...options.env });
+  const arbor = await startEmbedded(config, { driver: options.driver, log: () => {}, httpLogger: false });
+  const adminKey = arbor.createdAdminKey ?? (await import('node:fs')).readFileSync(arbor.adminKeyFile, 'utf8').trim();
+  const request: TestArbor['request'] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    const key = opts.key === undefined ? adminKey : opts.key;
+    if (key) headers.authorization = `Bearer ${key}`;
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] = 'application/json';
+    }
+    const response = await fetch(arbor.url + path, { method, headers, body });
+    const text = await response.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, json };
+  };
+  return {
+    ...arbor,
+    config,
+    adminKey,
+    request,
+    async destroy() {
+      // Stopping leaves machines running (a restart finds them again); tests clean them up.
+      for (const machine of await arbor.driver.list()) await arbor.driver.destroy(machine.vm_id);
+      await arbor.stop();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
