@@ -69,7 +69,7 @@ describe('VM lifecycle through the API (sandbox driver)', () => {
     expect((await arbor.request('GET', `/api/v1/vm/${vmId}/status`)).json.labels).toBeNull();
   });
 
-  it('pauses for real: the machine stops executing until it is resumed', async () => {
+  it('pauses the machine on the host (the freezer), and it runs on after resume', async () => {
     await arbor.driver.exec(vmId, { argv: ['sh', '-c', 'i=0; while true; do i=$((i+1)); echo $i > /tmp/counter; sleep 0.05; done >/dev/null 2>&1 &'] }, () => {});
     const readCounter = async () => {
       let out = '';

@@ -21,24 +21,33 @@ export interface SqliteAllSubscriptionOptions {
  */
 export class SqliteAllSubscription implements AllSubscription {
   private stopped = false;
+  /** Set by every local append, so one that lands while a page is being read is not slept through. */
+  private appendedSinceRead = false;
   private wake: (() => void) | undefined;
+  private readonly onAppended = () => {
+    this.appendedSinceRead = true;
+    this.wake?.();
+  };
 
   constructor(private readonly options: SqliteAllSubscriptionOptions) {}
 
   async *[Symbol.asyncIterator](): AsyncIterator<RecordedEvent> {
     let position = this.options.afterPosition;
+    this.options.signals.on('appended', this.onAppended);
     try {
       while (!this.stopped) {
+        this.appendedSinceRead = false;
         const page = await this.options.readAfter(position, PAGE_SIZE);
         for (const event of page) {
           if (this.stopped) return;
           position = event.position;
           yield event;
         }
-        // Checked again: unsubscribe may have come while the page was being read.
-        if (page.length < PAGE_SIZE && !this.stopped) await this.nextSignal();
+        const caughtUp = page.length < PAGE_SIZE;
+        if (caughtUp && !this.stopped && !this.appendedSinceRead) await this.nextSignal();
       }
     } finally {
+      this.options.signals.off('appended', this.onAppended);
       await this.unsubscribe();
     }
   }
@@ -46,23 +55,20 @@ export class SqliteAllSubscription implements AllSubscription {
   async unsubscribe(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.options.signals.off('appended', this.onAppended);
     this.wake?.();
     this.options.onStopped();
   }
 
   /** Resolves on an append through this process, after one poll interval, or on unsubscribe. */
   private nextSignal(): Promise<void> {
-    const { signals, pollIntervalMs } = this.options;
     return new Promise((resolve) => {
-      const wake = () => {
+      const timer = setTimeout(() => this.wake?.(), this.options.pollIntervalMs);
+      this.wake = () => {
         clearTimeout(timer);
-        signals.off('appended', wake);
         this.wake = undefined;
         resolve();
       };
-      const timer = setTimeout(wake, pollIntervalMs);
-      signals.on('appended', wake);
-      this.wake = wake;
     });
   }
 }

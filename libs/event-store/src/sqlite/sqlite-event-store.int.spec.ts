@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { type EventStore, type NewEvent, type RecordedEvent, WrongExpectedVersionError } from '../event-store.port';
 import { describeEventStoreContract } from '../testing/event-store.contract';
@@ -78,6 +77,18 @@ describe('SqliteEventStore specifics', () => {
     }
   });
 
+  it('wakes its own subscriptions on its own appends, without waiting for a poll', async () => {
+    const store = openStore(`${randomUUID()}.db`, { pollIntervalMs: 3_600_000 });
+    const subscription = store.subscribeToAll();
+    const iterator = subscription[Symbol.asyncIterator]();
+    const waiting = iterator.next();
+
+    const { position } = await store.append('vm-1', [newEvent('VmCreated')], 'no_stream');
+
+    expect(((await waiting).value as RecordedEvent).position).toBe(position);
+    await subscription.unsubscribe();
+  });
+
   describe('two instances on one file (as two processes would be)', () => {
     let file: string;
     let api: EventStore;
@@ -118,8 +129,9 @@ describe('SqliteEventStore specifics', () => {
 
       const appended = await worker.append('vm-1', [newEvent('VmCreated'), newEvent('VmBooted')], 'no_stream');
       const delivered = [(await first).value as RecordedEvent, (await iterator.next()).value as RecordedEvent];
+      const third = iterator.next();
       const later = await worker.append('vm-1', [newEvent('VmDeleted')], 1);
-      delivered.push((await iterator.next()).value as RecordedEvent);
+      delivered.push((await third).value as RecordedEvent);
       await subscription.unsubscribe();
 
       expect(delivered.map((event) => event.type)).toEqual(['VmCreated', 'VmBooted', 'VmDeleted']);
@@ -129,12 +141,13 @@ describe('SqliteEventStore specifics', () => {
   });
 
   describe('separate processes on one file', () => {
-    const increments = 40;
+    const increments = 100;
 
     /**
-     * Each child loads the adapter's TypeScript through @swc/core (the compiler the tests use) and
-     * adds `increments` events to one shared counter stream, reading the revision and appending
-     * with it exactly, retrying on conflicts: a lost update or a reused revision would show.
+     * Each child loads the adapter's TypeScript through @swc/core (the compiler the tests use),
+     * says it is ready, waits for a Go event in the log (so both start together), then adds
+     * `increments` events to one shared counter stream, reading the revision and appending with it
+     * exactly, retrying on conflicts: a lost update or a reused revision would show.
      */
     const childScript = `
       const { readFileSync } = require('node:fs');
@@ -148,27 +161,27 @@ describe('SqliteEventStore specifics', () => {
       const { WrongExpectedVersionError } = require(process.env.PORT);
       (async () => {
         const store = SqliteEventStore.open(process.env.FILE);
+        process.stdout.write('ready\\n');
+        for await (const event of store.subscribeToAll()) if (event.type === 'Go') break;
         const metadata = { schema_version: 1, correlation_id: randomUUID(), causation_id: randomUUID(), actor_key_id: null, org_id: null };
-        let conflicts = 0;
         for (let i = 0; i < Number(process.env.INCREMENTS); i++) {
           for (;;) {
             const [last] = await store.readStream('counter', { direction: 'backwards', max_count: 1 });
             const event = { id: randomUUID(), type: 'CounterIncremented', data: { by: process.env.NAME, i }, metadata };
+            await new Promise((decided) => setTimeout(decided, Math.random() * 2)); // a command deciding
             try {
               await store.append('counter', [event], last ? last.revision : 'no_stream');
               break;
             } catch (error) {
               if (!(error instanceof WrongExpectedVersionError)) throw error;
-              conflicts++;
             }
           }
         }
         await store.close();
-        process.stdout.write(JSON.stringify({ conflicts }));
       })().catch((error) => { console.error(error); process.exit(1); });
     `;
-    const runChild = (file: string, name: string) =>
-      promisify(execFile)(process.execPath, ['-e', childScript], {
+    const startChild = (file: string, name: string) => {
+      const child = spawn(process.execPath, ['-e', childScript], {
         cwd: resolve(__dirname, '../../../..'),
         env: {
           ...process.env,
@@ -179,6 +192,21 @@ describe('SqliteEventStore specifics', () => {
           NAME: name,
         },
       });
+      let stdout = '';
+      let stderr = '';
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      const ready = new Promise<void>((resolveReady) =>
+        child.stdout.on('data', (chunk) => {
+          stdout += chunk;
+          if (stdout.startsWith('ready\n')) resolveReady();
+        }),
+      );
+      const exited = new Promise<string>((resolveExit, rejectExit) =>
+        child.on('exit', (code) => (code === 0 ? resolveExit(stdout) : rejectExit(new Error(`child ${name} exited ${code}: ${stderr}`)))),
+      );
+      // A child that dies before it is ready must fail the test, not leave it waiting.
+      return { ready: Promise.race([ready, exited.then(() => undefined)]), exited };
+    };
 
     it('lose no update under contention, and a subscriber here sees every event once, in order', async () => {
       const file = `${randomUUID()}.db`;
@@ -189,10 +217,13 @@ describe('SqliteEventStore specifics', () => {
       const watching = (async () => {
         for await (const event of subscription) {
           delivered.push(event);
-          if (delivered.length === 2 * increments) break;
+          if (delivered.filter((seen) => seen.stream_id === 'counter').length === 2 * increments) break;
         }
       })();
-      const outputs = await Promise.all([runChild(file, "a"), runChild(file, "b")]); console.log(outputs.map((o) => o.stdout));
+      const children = [startChild(file, 'a'), startChild(file, 'b')];
+      await Promise.all(children.map((child) => child.ready));
+      await observer.append('control', [newEvent('Go')], 'no_stream');
+      await Promise.all(children.map((child) => child.exited));
       await watching;
 
       const counter = await observer.readStream('counter');

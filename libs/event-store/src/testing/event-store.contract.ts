@@ -403,10 +403,12 @@ export function describeEventStoreContract(adapterName: string, open: () => Prom
 
         const subscription = store.subscribeToAll({ after_position: earlier.result.position });
         const iterator = subscription[Symbol.asyncIterator]();
-        const firstDelivered = await withGuard(iterator.next(), 'the first catch-up event');
+        const catchUp = await collectUntil(iterator, caughtUp.result.position);
+        // Caught up: this request waits for events that do not exist yet.
+        const waiting = iterator.next();
         const live = [await appendNew(streamB, 2, 'no_stream'), await appendNew(streamA, 1, 2), await appendNew(streamB, 1, 1)];
         const lastPosition = live[live.length - 1].result.position;
-        const delivered = [firstDelivered.value as RecordedEvent, ...(await collectUntil(iterator, lastPosition))];
+        const delivered = [...catchUp, ...(await collectUntil(iterator, lastPosition, waiting))];
         await subscription.unsubscribe();
 
         expect(ids(ownEvents(delivered, streamA, streamB))).toEqual(ids([...caughtUp.events, ...live.flatMap((append) => append.events)]));
@@ -422,6 +424,7 @@ export function describeEventStoreContract(adapterName: string, open: () => Prom
         const start = await store.headPosition();
         const subscription = store.subscribeToAll({ after_position: start });
         const iterator = subscription[Symbol.asyncIterator]();
+        const waiting = iterator.next();
 
         // Three appends of two events per stream, the streams racing each other.
         const appended = await Promise.all(
@@ -432,7 +435,7 @@ export function describeEventStoreContract(adapterName: string, open: () => Prom
           ]),
         );
         const lastPosition = Math.max(...appended.flat().map((append) => append.result.position));
-        const delivered = await collectUntil(iterator, lastPosition);
+        const delivered = await collectUntil(iterator, lastPosition, waiting);
         await subscription.unsubscribe();
 
         const own = ownEvents(delivered, ...streams);
@@ -538,11 +541,16 @@ async function withGuard<T>(promise: Promise<T>, awaited: string): Promise<T> {
   }
 }
 
-/** Collects delivered events until one at or past `lastPosition` arrives. */
-async function collectUntil(iterator: AsyncIterator<RecordedEvent>, lastPosition: number): Promise<RecordedEvent[]> {
+/** Collects delivered events until one at or past `lastPosition` arrives, starting with a pending request if given. */
+async function collectUntil(
+  iterator: AsyncIterator<RecordedEvent>,
+  lastPosition: number,
+  pending?: Promise<IteratorResult<RecordedEvent>>,
+): Promise<RecordedEvent[]> {
   const delivered: RecordedEvent[] = [];
   while (delivered.length === 0 || delivered[delivered.length - 1].position < lastPosition) {
-    const next = await withGuard(iterator.next(), `position ${lastPosition}`);
+    const next = await withGuard(pending ?? iterator.next(), `position ${lastPosition}`);
+    pending = undefined;
     if (next.done) throw new Error(`subscription ended before position ${lastPosition}`);
     delivered.push(next.value);
   }

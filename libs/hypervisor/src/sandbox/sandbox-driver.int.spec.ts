@@ -1,0 +1,144 @@
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MachineInfo } from '../hypervisor-driver.port';
+import { describeHypervisorDriverContract, execCollect, machineSpec } from '../testing/hypervisor-driver.contract';
+import { baseRootfsPath } from './base-rootfs';
+import { SandboxDriver } from './sandbox-driver';
+
+/**
+ * Runs against the real host: namespaces, overlayfs and cgroup v1 need root. The base root filesystem
+ * is built by debootstrap into the host cache on first use; without network to the Debian mirror
+ * `prepare()` rejects and every test fails with debootstrap's output.
+ */
+const cacheDir = process.env.ARBOR_CACHE_DIR ?? '/var/cache/arbor';
+const isRoot = process.getuid?.() === 0;
+const describeAsRoot = isRoot ? describe : describe.skip;
+if (!isRoot) console.warn('sandbox driver tests SKIPPED: they need root (namespaces, mounts, cgroups)');
+
+const stateDirs: string[] = [];
+async function newStateDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'arbor-sandbox-'));
+  stateDirs.push(dir);
+  return dir;
+}
+afterAll(async () => {
+  for (const dir of stateDirs) await rm(dir, { recursive: true, force: true });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A process counts as gone once it no longer exists or is only a zombie awaiting its parent. */
+function isRunning(pid: number): boolean {
+  const stat = (() => {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return null;
+    }
+  })();
+  return stat !== null && !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+}
+
+async function waitUntilGone(pids: number[]): Promise<number[]> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const left = pids.filter(isRunning);
+    if (left.length === 0) return [];
+    await sleep(100);
+  }
+  return pids.filter(isRunning);
+}
+
+function cgroupDirs(vmId: string): string[] {
+  return ['freezer', 'memory', 'cpu', 'pids'].map((controller) => `/sys/fs/cgroup/${controller}/arbor/${vmId}`);
+}
+
+describeAsRoot('SandboxDriver', () => {
+  describeHypervisorDriverContract('sandbox', async () => new SandboxDriver({ stateDir: await newStateDir(), cacheDir }));
+
+  describe('on this host', () => {
+    let stateDir: string;
+    let driver: SandboxDriver;
+    let info: MachineInfo;
+    const spec = machineSpec({ vcpu_count: 2, mem_size_mib: 300, env: { ROLE: 'sandbox-test' } });
+
+    beforeAll(async () => {
+      stateDir = await newStateDir();
+      driver = new SandboxDriver({ stateDir, cacheDir, log: (line) => console.log(line) });
+      await driver.prepare();
+      info = await driver.create(spec);
+    }, 15 * 60_000);
+
+    afterAll(async () => {
+      await driver?.destroy(spec.vm_id);
+    });
+
+    it('runs the machine in its own mount, PID, UTS and IPC namespaces, with the init as PID 1', async () => {
+      expect(info.pid).toBeGreaterThan(1);
+      for (const ns of ['mnt', 'pid', 'uts', 'ipc']) {
+        expect(readlinkSync(`/proc/${info.pid}/ns/${ns}`)).not.toBe(readlinkSync(`/proc/self/ns/${ns}`));
+      }
+      const hostView = readFileSync(`/proc/${info.pid}/stat`, 'utf8');
+      const machineView = (await execCollect(driver, spec.vm_id, { argv: ['cat', '/proc/1/stat'] })).stdout.toString();
+      const startTime = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      expect(startTime(machineView)).toBe(startTime(hostView));
+      expect((await execCollect(driver, spec.vm_id, { argv: ['uname', '-n'] })).stdout.toString()).toBe(`${spec.vm_id}\n`);
+    });
+
+    it('limits the machine through its cgroups and puts exec’d processes in them', async () => {
+      expect(readFileSync(`/sys/fs/cgroup/memory/arbor/${spec.vm_id}/memory.limit_in_bytes`, 'utf8').trim()).toBe(
+        String(300 * 1024 * 1024),
+      );
+      expect(readFileSync(`/sys/fs/cgroup/cpu/arbor/${spec.vm_id}/cpu.cfs_quota_us`, 'utf8').trim()).toBe('200000');
+      const cgroups = (await execCollect(driver, spec.vm_id, { argv: ['cat', '/proc/self/cgroup'] })).stdout.toString();
+      for (const controller of ['freezer', 'memory', 'cpu', 'pids']) {
+        expect(cgroups).toMatch(new RegExp(`:${controller}:/arbor/${spec.vm_id}$`, 'm'));
+      }
+    });
+
+    it('writes to its own upper layer, never to the shared base root filesystem', async () => {
+      const name = `written-${spec.vm_id}`;
+      const result = await execCollect(driver, spec.vm_id, { argv: ['sh', '-c', `echo data > /root/${name}`] });
+      expect(result.exit_code).toBe(0);
+      expect(existsSync(join(stateDir, spec.vm_id, 'upper/root', name))).toBe(true);
+      expect(existsSync(join(baseRootfsPath(cacheDir), 'root', name))).toBe(false);
+    });
+
+    it('is found again, and usable, by a new driver instance on the same state dir (a restarted worker)', async () => {
+      await execCollect(driver, spec.vm_id, { argv: ['sh', '-c', 'echo before-restart > /root/marker'] });
+      const restarted = new SandboxDriver({ stateDir, cacheDir });
+      expect(await restarted.list()).toEqual([{ vm_id: spec.vm_id, state: 'running', pid: info.pid }]);
+      expect(await restarted.status(spec.vm_id)).toBe('running');
+      const read = await execCollect(restarted, spec.vm_id, { argv: ['cat', '/root/marker'] });
+      expect(read.stdout.toString()).toBe('before-restart\n');
+    });
+
+    it('rejects vm ids that could escape the state directory', async () => {
+      await expect(driver.create(machineSpec({ vm_id: '../escape' }))).rejects.toThrow(/invalid vm id/);
+      expect(existsSync(join(stateDir, '..', 'escape'))).toBe(false);
+    });
+
+    it('leaves no process, mount, cgroup or file behind after destroy', async () => {
+      const doomed = machineSpec();
+      const doomedInfo = await driver.create(doomed);
+      await execCollect(driver, doomed.vm_id, { argv: ['sh', '-c', '(sleep 1000 &) ; sleep 1000 </dev/null >/dev/null 2>&1 &'] });
+      const members = readFileSync(`/sys/fs/cgroup/pids/arbor/${doomed.vm_id}/cgroup.procs`, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map(Number);
+      expect(members).toContain(doomedInfo.pid);
+      expect(members.length).toBeGreaterThanOrEqual(4); // unshare, init, two sleeps
+      await driver.pause(doomed.vm_id); // destroy must also work on a frozen machine
+
+      await driver.destroy(doomed.vm_id);
+
+      expect(await waitUntilGone(members)).toEqual([]);
+      const machineDir = join(stateDir, doomed.vm_id);
+      expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(machineDir);
+      expect(cgroupDirs(doomed.vm_id).filter((dir) => existsSync(dir))).toEqual([]);
+      expect(existsSync(machineDir)).toBe(false);
+      expect(await driver.status(doomed.vm_id)).toBeNull();
+    });
+  });
+});
