@@ -48,18 +48,22 @@ export async function launchNamespaceInit(options: LaunchOptions): Promise<Proce
   });
   await log.close();
   const readyPipe = child.stdio[3]!;
+  const exitedEarly = async (code: number | null, signal: string | null) => {
+    const output = await readFile(options.logFile, 'utf8').catch(() => '');
+    throw new Error(`sandbox init exited (${signal ?? code}) before it was ready: ${output.trim()}`);
+  };
+  let onExit: (code: number | null, signal: string | null) => void = () => undefined;
   try {
     await new Promise<void>((resolve, reject) => {
       readyPipe.once('data', () => resolve());
       child.once('error', reject);
-      child.once('exit', async (code, signal) => {
-        const output = await readFile(options.logFile, 'utf8').catch(() => '');
-        reject(new Error(`sandbox init exited (${signal ?? code}) before it was ready: ${output.trim()}`));
-      });
+      onExit = (code, signal) => void exitedEarly(code, signal).catch(reject);
+      child.once('exit', onExit);
     });
   } finally {
+    child.off('exit', onExit);
     readyPipe.destroy();
-    child.unref();
+    child.unref(); // the machine outlives this process; Node still reaps it if it exits first
   }
   // `sh` exec'd into unshare (same PID); unshare's only child is the machine's PID 1.
   const [initPid] = await childrenOf(child.pid!);

@@ -71,7 +71,7 @@ describeAsRoot('SandboxDriver', () => {
     }, 15 * 60_000);
 
     afterAll(async () => {
-      await driver?.destroy(spec.vm_id);
+      for (const machine of (await driver?.list()) ?? []) await driver.destroy(machine.vm_id);
     });
 
     it('runs the machine in its own mount, PID, UTS and IPC namespaces, with the init as PID 1', async () => {
@@ -122,7 +122,7 @@ describeAsRoot('SandboxDriver', () => {
     it('leaves no process, mount, cgroup or file behind after destroy', async () => {
       const doomed = machineSpec();
       const doomedInfo = await driver.create(doomed);
-      await execCollect(driver, doomed.vm_id, { argv: ['sh', '-c', '(sleep 1000 &) ; sleep 1000 </dev/null >/dev/null 2>&1 &'] });
+      await execCollect(driver, doomed.vm_id, { argv: ['sh', '-c', '(sleep 1000 &) </dev/null >/dev/null 2>&1; sleep 1000 </dev/null >/dev/null 2>&1 &'] });
       const members = readFileSync(`/sys/fs/cgroup/pids/arbor/${doomed.vm_id}/cgroup.procs`, 'utf8')
         .split('\n')
         .filter(Boolean)
