@@ -8,7 +8,12 @@ import { selectDriver } from '../../../libs/hypervisor/src/select-driver';
 export function openDriver(config: ArborConfig, log: (line: string) => void): Promise<HypervisorDriver> {
   return selectDriver(
     config.hypervisor,
-    [{ name: 'sandbox', create: () => new SandboxDriver({ stateDir: join(config.dataDir, 'machines', 'sandbox'), cacheDir: config.cacheDir, log }) }],
+    [{ name: 'sandbox', create: () => new SandboxDriver({
+          stateDir: join(config.dataDir, 'machines', 'sandbox'),
+          snapshotDir: join(config.dataDir, 'snapshots', 'sandbox'),
+          cacheDir: config.cacheDir,
+          log,
+        }) }],
     log,
   );
 }

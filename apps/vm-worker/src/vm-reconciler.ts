@@ -5,6 +5,7 @@ import type { CommandContext } from '../../../libs/application/src/command-conte
 import { toDomainEvent } from '../../../libs/application/src/event-envelope';
 import type { EventStore, RecordedEvent } from '../../../libs/event-store/src/event-store.port';
 import type { HypervisorDriver, MachineState } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import type { StreamReactor } from './stream-reactor';
 
 /**
  * Level-triggered reconciliation of one VM (Kubernetes-controller style): compare what the log
@@ -12,15 +13,21 @@ import type { HypervisorDriver, MachineState } from '../../../libs/hypervisor/sr
  * report the outcome as an event. Running it twice in a row does nothing the second time, so
  * replaying intents after a crash is safe.
  */
-export class VmReconciler {
+export class VmReconciler implements StreamReactor {
+  readonly prefix = 'vm-';
+
   constructor(
     private readonly events: EventStore,
     private readonly driver: HypervisorDriver,
     private readonly log: (line: string) => void = () => {},
   ) {}
 
+  async discover(): Promise<string[]> {
+    return (await this.driver.list()).map((machine) => machine.vm_id);
+  }
+
   /** Returns true while the VM still needs this host (it is not deleted). */
-  async reconcile(vm_id: string): Promise<boolean> {
+  async react(vm_id: string): Promise<boolean> {
     const recorded = await this.events.readStream(streams.vm(vm_id));
     const state = recorded.map((r) => toDomainEvent<VmEvent>(r)).reduce(vmDecider.evolve, vmDecider.initialState());
     const machine = await this.driver.status(vm_id);
@@ -63,6 +70,7 @@ export class VmReconciler {
         fs_size_mib: config.fs_size_mib,
         image_name: config.image_name,
         env: state.env,
+        identity: { hostname: vm_id, ssh_authorized_key: null },
       });
     } catch (error) {
       const reason = (error as Error).message;
@@ -73,7 +81,7 @@ export class VmReconciler {
     const outcome = await this.record(vm_id, { type: 'RecordVmBooted', driver: this.driver.name, now: new Date().toISOString() }, intent);
     if (outcome.length === 0) {
       // Deleted while it booted: the log no longer wants the machine.
-      await this.reconcile(vm_id);
+      await this.react(vm_id);
     }
   }
 

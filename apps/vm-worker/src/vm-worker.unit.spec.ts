@@ -103,7 +103,7 @@ describe('vm-worker reconcile', () => {
   it('a machine created just before a crash is adopted, not created twice', async () => {
     const vm = randomUUID();
     await requestVm(vm);
-    driver.machines.set(vm, 'running'); // the driver created it; the outcome was never appended
+    driver.adopt(vm); // the driver created it; the outcome was never appended
     await startWorker();
     await settle();
     expect(driver.calls).toEqual([]);
@@ -117,14 +117,14 @@ describe('vm-worker reconcile', () => {
     await requestVm(vm);
     await settle();
     await worker!.stop();
-    driver.machines.delete(vm); // e.g. the host rebooted
-    driver.machines.set(orphan, 'running'); // a machine the log never asked for
+    driver.lose(vm); // e.g. the host rebooted
+    driver.adopt(orphan); // a machine the log never asked for
     driver.calls.length = 0;
     await startWorker();
     await settle();
     expect(driver.calls).toEqual([`destroy ${orphan}`]);
     expect(await types(vm)).toEqual(['VmCreationRequested', 'VmBooted', 'VmDied']);
-    expect(driver.machines.has(orphan)).toBe(false);
+    expect(await driver.status(orphan)).toBeNull();
   });
 
   it('a failed create is reported with its reason and leaves nothing behind', async () => {
@@ -148,7 +148,7 @@ describe('vm-worker reconcile', () => {
     await command(vm, { type: 'RequestVmStateChange', target: 'Paused' });
     await settle();
     expect(await types(vm)).toEqual(['VmCreationRequested', 'VmBooted', 'VmPauseRequested', 'VmOperationFailed']);
-    expect(driver.machines.get(vm)).toBe('running');
+    expect(await driver.status(vm)).toBe('running');
   });
 
   it('resumes following the log after a restart from its checkpoint', async () => {

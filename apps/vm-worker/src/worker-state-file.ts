@@ -2,20 +2,20 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, re
 import { dirname } from 'node:path';
 
 /**
- * The worker's durable checkpoint: the log position up to which every event has been reconciled,
- * and the VMs this host must keep an eye on. Written atomically (temp file, fsync, rename), so a
+ * The worker's durable checkpoint: the log position up to which every event has been reacted to,
+ * and the streams (entities) this host must keep an eye on. Written atomically (temp file, fsync, rename), so a
  * crash leaves either the old or the new state, never a torn one.
  */
 export interface WorkerState {
   position: number | null;
-  vm_ids: string[];
+  streams: string[];
 }
 
 export class WorkerStateFile {
   constructor(private readonly path: string) {}
 
   read(): WorkerState {
-    if (!existsSync(this.path)) return { position: null, vm_ids: [] };
+    if (!existsSync(this.path)) return { position: null, streams: [] };
     return JSON.parse(readFileSync(this.path, 'utf8')) as WorkerState;
   }
 

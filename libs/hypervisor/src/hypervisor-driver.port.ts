@@ -17,6 +17,8 @@ export interface MachineSpec {
   image_name: string;
   /** Written to /etc/environment at boot (KEY=VALUE lines, sorted by key). */
   env: Record<string, string>;
+  /** Given fresh to every new machine. */
+  identity: MachineIdentity;
 }
 
 export interface MachineInfo {
@@ -53,6 +55,7 @@ export interface DriverProbe {
 
 export interface HypervisorDriver {
   readonly name: string;
+  readonly capabilities: DriverCapabilities;
   /** Whether the driver works on this host. Must be cheap to call twice. */
   probe(): Promise<DriverProbe>;
   /** Builds or checks the default base image (may take minutes the first time; logs progress). */
@@ -67,8 +70,111 @@ export interface HypervisorDriver {
   status(vm_id: string): Promise<MachineState | null>;
   /** Every machine this driver has on the host (for reconciliation after a restart). */
   list(): Promise<MachineInfo[]>;
-  /** Runs argv in the machine; chunks are delivered in order while it runs. */
+  /**
+   * Runs argv in the machine; chunks are delivered in order while it runs. A paused machine
+   * rejects at once with MachineStateError.
+   */
   exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult>;
+  /** A whole guest file. GuestFileError when missing or not a regular file. */
+  readFile(vm_id: string, path: string): Promise<Buffer>;
+  /** Creates or replaces a guest file. GuestFileError('parent_missing') without create_dirs. */
+  writeFile(vm_id: string, path: string, content: Buffer, options?: WriteFileOptions): Promise<void>;
+  /**
+   * Captures the machine into the immutable snapshot `snapshot_id` (an error if that id exists).
+   * A running machine is paused for the capture and resumed afterwards unless keep_paused.
+   */
+  commit(vm_id: string, snapshot_id: string, options?: CommitOptions): Promise<SnapshotInfo>;
+  /** Starts a new machine from a snapshot, with a fresh identity. SnapshotNotFoundError if unknown. */
+  startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo>;
+  /** commit + start every child from the new snapshot, pausing the source once. */
+  branch(
+    vm_id: string,
+    snapshot_id: string,
+    children: SnapshotMachineSpec[],
+    options?: CommitOptions,
+  ): Promise<{ snapshot: SnapshotInfo; machines: MachineInfo[] }>;
+  /** Grows the machine's root filesystem to fs_size_mib (visible to df); never shrinks. */
+  resizeDisk(vm_id: string, fs_size_mib: number): Promise<void>;
+  getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null>;
+  listSnapshots(): Promise<SnapshotInfo[]>;
+  /** Removes a snapshot; refuses (with an error saying so) while a machine still depends on it. */
+  deleteSnapshot(snapshot_id: string): Promise<void>;
+}
+
+/** Who a new machine is: given fresh on every create, start-from-snapshot and branch child. */
+export interface MachineIdentity {
+  /** The guest's hostname. */
+  hostname: string;
+  /** OpenSSH public key (one line) authorized for root: the public half of the VM's own key pair. */
+  ssh_authorized_key: string | null;
+}
+
+export interface DriverCapabilities {
+  /**
+   * true: commit captures memory and CPU state too, so machines started from the snapshot (and
+   * branches of a running machine) keep their running processes. false: the filesystem only;
+   * machines started from it boot fresh processes.
+   */
+  memory_snapshots: boolean;
+}
+
+/** An immutable capture of a machine, stored by the driver under its id. */
+export interface SnapshotInfo {
+  snapshot_id: string;
+  /** The machine it was taken from. */
+  source_vm_id: string;
+  /** Whether memory was captured (see DriverCapabilities.memory_snapshots). */
+  includes_memory: boolean;
+  /** The machine shape machines started from this snapshot get. */
+  vcpu_count: number;
+  mem_size_mib: number;
+  fs_size_mib: number;
+  created_at: string;
+}
+
+export interface CommitOptions {
+  /** Leave the source machine paused after the capture (default: resume it if it was running). */
+  keep_paused?: boolean;
+}
+
+export interface WriteFileOptions {
+  /** Permission bits (default 0o644). */
+  mode?: number;
+  /** Create missing parent directories (default false: a missing parent is an error). */
+  create_dirs?: boolean;
+}
+
+/** Spec of a machine started from a snapshot: its shape comes from the snapshot. */
+export type SnapshotMachineSpec = Pick<MachineSpec, 'vm_id' | 'env' | 'identity'>;
+
+export class SnapshotNotFoundError extends Error {
+  constructor(readonly snapshot_id: string) {
+    super(`snapshot ${snapshot_id} not found on this host`);
+    this.name = 'SnapshotNotFoundError';
+  }
+}
+
+/** A guest file operation failed (missing file, missing parent dir, not a file, ...). */
+export class GuestFileError extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: 'not_found' | 'not_a_file' | 'parent_missing' | 'other',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GuestFileError';
+  }
+}
+
+/** The operation needs the machine in another state (e.g. exec or files on a paused machine). */
+export class MachineStateError extends Error {
+  constructor(
+    readonly vm_id: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MachineStateError';
+  }
 }
 
 export class MachineNotFoundError extends Error {

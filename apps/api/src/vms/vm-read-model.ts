@@ -32,6 +32,16 @@ export class VmReadModel {
   }
 
   /**
+   * For operations that run something in the guest (exec, files): waits for a booting VM, then
+   * requires it to be running (409 otherwise: a paused or dead machine cannot run anything).
+   */
+  async requireRunning(org_id: string, vm_id: string): Promise<VmDocument> {
+    const vm = await this.waitUntilBooted(org_id, vm_id, false);
+    if (vm.state !== 'running') throw new HttpError(409, `vm is ${vm.state}`);
+    return vm;
+  }
+
+  /**
    * Operations that need the guest wait for a booting VM (the contract's default), or fail at
    * once with `skip_wait_boot=true`.
    */

@@ -1,4 +1,6 @@
 import type {
+  CommitOptions,
+  DriverCapabilities,
   DriverProbe,
   ExecChunk,
   ExecResult,
@@ -7,23 +9,47 @@ import type {
   MachineInfo,
   MachineSpec,
   MachineState,
+  SnapshotInfo,
+  SnapshotMachineSpec,
+  WriteFileOptions,
 } from '../hypervisor-driver.port';
-import { MachineNotFoundError } from '../hypervisor-driver.port';
+import { GuestFileError, MachineNotFoundError, MachineStateError, SnapshotNotFoundError } from '../hypervisor-driver.port';
+
+interface MemoryMachine {
+  state: MachineState;
+  files: Map<string, Buffer>;
+  shape: Pick<MachineSpec, 'vcpu_count' | 'mem_size_mib' | 'fs_size_mib'>;
+  snapshot_id: string | null;
+}
+
+type Operation = 'create' | 'destroy' | 'pause' | 'resume' | 'commit' | 'start' | 'exec' | 'resize';
 
 /**
- * Machines that exist only in memory, with every call recorded: for the worker's reconcile tests
- * (which assert the exact driver calls a sequence of events causes) and for benchmarks of the
- * control plane alone. Never selected by HYPERVISOR=auto. `failNext` makes the next call of an
- * operation throw.
+ * Machines that exist only in memory (files included), with every call recorded: for the
+ * worker's reconcile tests, which assert the exact driver calls a sequence of events causes, and
+ * for benchmarks of the control plane alone. Never selected by HYPERVISOR=auto. `failNext` makes
+ * the next call of an operation throw. exec runs nothing: it echoes argv to stdout, exit code 0.
  */
 export class InMemoryDriver implements HypervisorDriver {
   readonly name = 'memory';
+  readonly capabilities: DriverCapabilities = { memory_snapshots: false };
   readonly calls: string[] = [];
-  readonly machines = new Map<string, MachineState>();
-  private failures = new Map<string, string>();
+  private readonly machines = new Map<string, MemoryMachine>();
+  private readonly snapshots = new Map<string, SnapshotInfo & { files: Map<string, Buffer> }>();
+  private readonly failures = new Map<Operation, string>();
 
-  failNext(operation: 'create' | 'destroy' | 'pause' | 'resume', reason: string): void {
+  failNext(operation: Operation, reason: string): void {
     this.failures.set(operation, reason);
+  }
+
+  /** Puts a machine on the "host" without a call, as if created before a crash. */
+  adopt(vm_id: string, state: MachineState = 'running'): void {
+    this.machines.set(vm_id, { state, files: new Map(), shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 }, snapshot_id: null });
+  }
+
+  /** Removes a machine without a call, as if the host lost it. */
+  lose(vm_id: string): void {
+    this.machines.delete(vm_id);
   }
 
   async probe(): Promise<DriverProbe> {
@@ -35,7 +61,8 @@ export class InMemoryDriver implements HypervisorDriver {
   async create(spec: MachineSpec): Promise<MachineInfo> {
     this.record('create', spec.vm_id);
     if (this.machines.has(spec.vm_id)) throw new Error(`machine ${spec.vm_id} exists`);
-    this.machines.set(spec.vm_id, 'running');
+    const { vcpu_count, mem_size_mib, fs_size_mib } = spec;
+    this.machines.set(spec.vm_id, { state: 'running', files: environmentFiles(spec.env), shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id: null });
     return { vm_id: spec.vm_id, state: 'running' };
   }
 
@@ -46,31 +73,92 @@ export class InMemoryDriver implements HypervisorDriver {
 
   async pause(vm_id: string): Promise<void> {
     this.record('pause', vm_id);
-    this.require(vm_id);
-    this.machines.set(vm_id, 'paused');
+    this.machine(vm_id).state = 'paused';
   }
 
   async resume(vm_id: string): Promise<void> {
     this.record('resume', vm_id);
-    this.require(vm_id);
-    this.machines.set(vm_id, 'running');
+    this.machine(vm_id).state = 'running';
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
-    return this.machines.get(vm_id) ?? null;
+    return this.machines.get(vm_id)?.state ?? null;
   }
 
   async list(): Promise<MachineInfo[]> {
-    return [...this.machines].map(([vm_id, state]) => ({ vm_id, state }));
+    return [...this.machines].map(([vm_id, machine]) => ({ vm_id, state: machine.state }));
   }
 
-  async exec(vm_id: string, _spec: ExecSpec, _onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
+  async exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
     this.record('exec', vm_id);
-    this.require(vm_id);
+    this.running(vm_id);
+    onChunk({ stream: 'stdout', data: Buffer.from(spec.argv.join(' ') + '\n') });
     return { exit_code: 0 };
   }
 
-  private record(operation: string, vm_id: string): void {
+  async readFile(vm_id: string, path: string): Promise<Buffer> {
+    const content = this.running(vm_id).files.get(path);
+    if (!content) throw new GuestFileError(path, 'not_found', `${path}: no such file`);
+    return Buffer.from(content);
+  }
+
+  async writeFile(vm_id: string, path: string, content: Buffer, _options?: WriteFileOptions): Promise<void> {
+    this.running(vm_id).files.set(path, Buffer.from(content));
+  }
+
+  async commit(vm_id: string, snapshot_id: string, options: CommitOptions = {}): Promise<SnapshotInfo> {
+    this.record('commit', vm_id);
+    const machine = this.machine(vm_id);
+    if (this.snapshots.has(snapshot_id)) throw new Error(`snapshot ${snapshot_id} exists`);
+    const info: SnapshotInfo = { snapshot_id, source_vm_id: vm_id, includes_memory: false, ...machine.shape, created_at: new Date().toISOString() };
+    this.snapshots.set(snapshot_id, { ...info, files: new Map(machine.files) });
+    if (options.keep_paused) machine.state = 'paused';
+    return info;
+  }
+
+  async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo> {
+    this.record('start', spec.vm_id);
+    const snapshot = this.snapshots.get(snapshot_id);
+    if (!snapshot) throw new SnapshotNotFoundError(snapshot_id);
+    if (this.machines.has(spec.vm_id)) throw new Error(`machine ${spec.vm_id} exists`);
+    const files = new Map(snapshot.files);
+    environmentFiles(spec.env).forEach((content, path) => files.set(path, content));
+    const { vcpu_count, mem_size_mib, fs_size_mib } = snapshot;
+    this.machines.set(spec.vm_id, { state: 'running', files, shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id });
+    return { vm_id: spec.vm_id, state: 'running' };
+  }
+
+  async branch(vm_id: string, snapshot_id: string, children: SnapshotMachineSpec[], options?: CommitOptions) {
+    const snapshot = await this.commit(vm_id, snapshot_id, options);
+    const machines: MachineInfo[] = [];
+    for (const child of children) machines.push(await this.startFromSnapshot(snapshot_id, child));
+    return { snapshot, machines };
+  }
+
+  async resizeDisk(vm_id: string, fs_size_mib: number): Promise<void> {
+    this.record('resize', vm_id);
+    const machine = this.machine(vm_id);
+    if (fs_size_mib <= machine.shape.fs_size_mib) throw new Error(`disk is already ${machine.shape.fs_size_mib} MiB; it can only grow`);
+    machine.shape.fs_size_mib = fs_size_mib;
+  }
+
+  async getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null> {
+    const snapshot = this.snapshots.get(snapshot_id);
+    if (!snapshot) return null;
+    const { files: _files, ...info } = snapshot;
+    return info;
+  }
+
+  async listSnapshots(): Promise<SnapshotInfo[]> {
+    return Promise.all([...this.snapshots.keys()].map(async (id) => (await this.getSnapshot(id))!));
+  }
+
+  async deleteSnapshot(snapshot_id: string): Promise<void> {
+    if ([...this.machines.values()].some((m) => m.snapshot_id === snapshot_id)) throw new Error(`snapshot ${snapshot_id} is still used by a machine`);
+    this.snapshots.delete(snapshot_id);
+  }
+
+  private record(operation: Operation, vm_id: string): void {
     this.calls.push(`${operation} ${vm_id}`);
     const failure = this.failures.get(operation);
     if (failure !== undefined) {
@@ -79,7 +167,23 @@ export class InMemoryDriver implements HypervisorDriver {
     }
   }
 
-  private require(vm_id: string): void {
-    if (!this.machines.has(vm_id)) throw new MachineNotFoundError(vm_id);
+  private machine(vm_id: string): MemoryMachine {
+    const machine = this.machines.get(vm_id);
+    if (!machine) throw new MachineNotFoundError(vm_id);
+    return machine;
   }
+
+  private running(vm_id: string): MemoryMachine {
+    const machine = this.machine(vm_id);
+    if (machine.state !== 'running') throw new MachineStateError(vm_id, `machine ${vm_id} is ${machine.state}`);
+    return machine;
+  }
+}
+
+function environmentFiles(env: Record<string, string>): Map<string, Buffer> {
+  const lines = Object.keys(env)
+    .sort()
+    .map((key) => `${key}=${env[key]}\n`)
+    .join('');
+  return new Map([['/etc/environment', Buffer.from(lines)]]);
 }

@@ -1,0 +1,17 @@
+/**
+ * Something the worker keeps in line with the log: one kind of stream (by prefix), one entity per
+ * stream. The worker calls react(id) after every event of the entity's stream (one at a time per
+ * entity, in log order; entities in parallel), on start, and on periodic resyncs.
+ */
+export interface StreamReactor {
+  /** The stream prefix it owns, e.g. "vm-" for `vm-<id>`. */
+  readonly prefix: string;
+  /**
+   * Brings the entity in line with its stream: makes the driver calls needed and appends their
+   * outcomes. Must be idempotent: reacting to a converged entity does nothing. Returns true while
+   * the entity still needs this host's attention (it is then resynced periodically).
+   */
+  react(id: string): Promise<boolean>;
+  /** Entities the host has that the log may have forgotten (e.g. machines), reconciled on start. */
+  discover?(): Promise<string[]>;
+}

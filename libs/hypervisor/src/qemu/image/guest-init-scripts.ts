@@ -1,0 +1,63 @@
+/**
+ * The two small programs that boot the guest. Not systemd: a shell + perl init reaches a working
+ * guest agent in about 6.5 s under TCG where systemd needs about 26 s.
+ */
+
+/** Virtio devices the initramfs must load; the cloud kernel builds them as modules (ext4 is built in). */
+export const INITRAMFS_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_console'];
+
+/** Where the guest agent listens: the virtio-serial port QEMU names org.qemu.guest_agent.0. */
+export const GUEST_AGENT_PORT = 'org.qemu.guest_agent.0';
+
+/**
+ * initramfs /init (busybox-static): load the virtio modules listed in /modules (dependencies
+ * first), mount the ext4 disk and switch_root into it.
+ */
+export const INITRAMFS_INIT = `#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mkdir -p /proc /sys /dev /newroot
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+for module in $(cat /modules); do insmod "/lib/modules/$module" || echo "initramfs: insmod $module failed"; done
+for i in $(seq 200); do [ -b /dev/vda ] && break; sleep 0.05; done
+mount -t ext4 -o rw /dev/vda /newroot || { echo "initramfs: cannot mount /dev/vda"; exec sh; }
+umount /proc /sys
+mount --move /dev /newroot/dev
+exec switch_root /newroot /sbin/arbor-init
+`;
+
+/**
+ * The guest's PID 1: mounts the API filesystems, sets the hostname, grows the root filesystem to
+ * the disk (a no-op when it already fills it), then becomes a perl loop that keeps qemu-ga running
+ * and reaps every orphan (wait() collects any child, re-parented ones included).
+ */
+export const GUEST_INIT = `#!/bin/sh
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+mountpoint -q /proc || mount -t proc proc /proc
+mountpoint -q /sys || mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+[ -s /etc/hostname ] && cat /etc/hostname > /proc/sys/kernel/hostname
+resize2fs /dev/vda >/dev/null 2>&1
+exec perl -e '
+  my $agent;
+  sub start_agent {
+    $agent = fork();
+    if (defined $agent && $agent == 0) {
+      exec "/usr/sbin/qemu-ga", "--method=virtio-serial", "--path=/dev/virtio-ports/${GUEST_AGENT_PORT}";
+      exit 127;
+    }
+  }
+  start_agent();
+  while (1) {
+    my $pid = wait();
+    if ($pid == -1) { sleep 1; next; }
+    if ($pid == $agent) { sleep 1; start_agent(); }
+  }
+'
+`;
