@@ -11,10 +11,14 @@ import { InfrastructureModule } from './infrastructure.module';
 import { KeysController } from './keys/keys.controller';
 import { SystemController } from './system/system.controller';
 import { VmsModule } from './vms/vms.module';
+import { CommitsModule } from './commits/commits.module';
+import { TagsModule } from './tags/tags.module';
 
 /** The feature modules of the API, one per resource family. */
 const FEATURE_MODULES = [
   VmsModule,
+  CommitsModule,
+  TagsModule,
   EventsModule,
 ];
 

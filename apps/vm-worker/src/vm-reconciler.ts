@@ -1,5 +1,5 @@
-import type { VmCommand, VmEvent, VmState } from '../../../libs/domain/src';
-import { deterministicUuid, isVmIntent, streams, vmDecider } from '../../../libs/domain/src';
+import type { VmCommand, VmCommitRequested, VmEvent, VmState } from '../../../libs/domain/src';
+import { commitDecider, deterministicUuid, isVmIntent, streams, vmDecider } from '../../../libs/domain/src';
 import { handleCommand } from '../../../libs/application/src/aggregate-repository';
 import type { CommandContext } from '../../../libs/application/src/command-context';
 import { toDomainEvent } from '../../../libs/application/src/event-envelope';
@@ -61,17 +61,15 @@ export class VmReconciler implements StreamReactor {
     }
     if (machine === 'dead') await this.driver.destroy(vm_id);
     const config = state.config!;
-    this.log(`worker: creating ${vm_id} on ${this.driver.name}`);
+    const identity = { hostname: vm_id, ssh_authorized_key: state.ssh_public_key };
+    this.log(`worker: creating ${vm_id} on ${this.driver.name}${state.parent_commit_id ? ` from commit ${state.parent_commit_id}` : ''}`);
     try {
-      await this.driver.create({
-        vm_id,
-        vcpu_count: config.vcpu_count,
-        mem_size_mib: config.mem_size_mib,
-        fs_size_mib: config.fs_size_mib,
-        image_name: config.image_name,
-        env: state.env,
-        identity: { hostname: vm_id, ssh_authorized_key: null },
-      });
+      if (state.parent_commit_id) {
+        await this.driver.startFromSnapshot(state.parent_commit_id, { vm_id, env: state.env, identity });
+      } else {
+        const { vcpu_count, mem_size_mib, fs_size_mib, image_name } = config;
+        await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, image_name, env: state.env, identity });
+      }
     } catch (error) {
       const reason = (error as Error).message;
       this.log(`worker: creating ${vm_id} failed: ${reason}`);
@@ -87,18 +85,63 @@ export class VmReconciler implements StreamReactor {
 
   private async converge(vm_id: string, state: VmState, machine: MachineState | null, intent: RecordedEvent | null) {
     if (machine === null || machine === 'dead') {
-      return this.record(vm_id, { type: 'RecordVmDied', reason: machine === null ? 'the machine is gone from the host' : 'the machine stopped' }, null, state.org_id);
+      const reason = machine === null ? 'the machine is gone from the host' : 'the machine stopped';
+      return this.record(vm_id, { type: 'RecordVmDied', reason }, null, state.org_id);
     }
-    const wantPaused = state.pending === 'pause' || (state.pending === null && state.lifecycle === 'paused');
+    const pending = state.pending;
     try {
+      switch (pending?.kind) {
+        case 'commit':
+          return await this.commit(vm_id, state, pending, intent);
+        case 'resize':
+          await this.driver.resizeDisk(vm_id, pending.fs_size_mib);
+          return await this.record(vm_id, { type: 'RecordVmDiskResized' }, intent);
+      }
+      // Pause/resume, and drift: bring the machine to the state the log wants.
+      const wantPaused = pending?.kind === 'pause' || (pending === null && state.lifecycle === 'paused');
       if (wantPaused && machine === 'running') await this.driver.pause(vm_id);
       if (!wantPaused && machine === 'paused') await this.driver.resume(vm_id);
     } catch (error) {
-      if (!state.pending) throw error;
-      return this.record(vm_id, { type: 'RecordVmOperationFailed', operation: state.pending, reason: (error as Error).message }, intent);
+      if (!pending) throw error;
+      return this.record(vm_id, { type: 'RecordVmOperationFailed', operation: pending.kind, reason: (error as Error).message }, intent);
     }
-    if (state.pending === 'pause') await this.record(vm_id, { type: 'RecordVmPaused' }, intent);
-    if (state.pending === 'resume') await this.record(vm_id, { type: 'RecordVmResumed' }, intent);
+    if (pending?.kind === 'pause') await this.record(vm_id, { type: 'RecordVmPaused' }, intent);
+    if (pending?.kind === 'resume') await this.record(vm_id, { type: 'RecordVmResumed' }, intent);
+  }
+
+  /**
+   * Snapshot first, then the commit's own stream, then the VM's outcome: a crash between steps
+   * is finished by the next reconcile (an existing snapshot is not taken again).
+   */
+  private async commit(vm_id: string, state: VmState, pending: { commit_id: string; keep_paused: boolean }, intent: RecordedEvent | null) {
+    const existing = await this.driver.getSnapshot(pending.commit_id);
+    if (existing && existing.source_vm_id !== vm_id) throw new Error(`commit id ${pending.commit_id} is already used by another commit`);
+    const snapshot = existing ?? (await this.driver.commit(vm_id, pending.commit_id, { keep_paused: pending.keep_paused }));
+    const request = intent?.type === 'VmCommitRequested' ? (intent.data as VmCommitRequested['data']) : null;
+    const context = this.outcomeContext(vm_id, 'RecordCommitCreated', intent, state.org_id);
+    await handleCommand(
+      this.events,
+      streams.commit(pending.commit_id),
+      commitDecider,
+      {
+        type: 'RecordCommitCreated',
+        data: {
+          commit_id: pending.commit_id,
+          org_id: state.org_id!,
+          owner_id: intent?.metadata.actor_key_id ?? state.owner_id!,
+          name: request?.name ?? pending.commit_id,
+          description: request?.description ?? null,
+          parent_vm_id: vm_id,
+          grandparent_commit_id: state.parent_commit_id,
+          includes_memory: snapshot.includes_memory,
+          config: state.config!,
+          driver: this.driver.name,
+          created_at: snapshot.created_at,
+        },
+      },
+      context,
+    );
+    await this.record(vm_id, { type: 'RecordVmCommitted', includes_memory: snapshot.includes_memory }, intent);
   }
 
   private async delete(vm_id: string, intent: RecordedEvent | null) {
@@ -117,15 +160,19 @@ export class VmReconciler implements StreamReactor {
 
   /** Appends an outcome, caused by the intent it answers and correlated with its request. */
   private async record(vm_id: string, command: VmCommand, intent: RecordedEvent | null, org_id: string | null = null): Promise<VmEvent[]> {
-    const context: CommandContext = {
-      command_id: deterministicUuid(intent?.id ?? vm_id, command.type, intent ? '' : String(Date.now())),
-      correlation_id: intent?.metadata.correlation_id ?? deterministicUuid(vm_id, command.type),
+    const context = this.outcomeContext(vm_id, command.type, intent, org_id);
+    const result = await handleCommand(this.events, streams.vm(vm_id), vmDecider, command, context);
+    return result.events;
+  }
+
+  private outcomeContext(vm_id: string, outcome: string, intent: RecordedEvent | null, org_id: string | null): CommandContext {
+    return {
+      command_id: deterministicUuid(intent?.id ?? vm_id, outcome, intent ? '' : String(Date.now())),
+      correlation_id: intent?.metadata.correlation_id ?? deterministicUuid(vm_id, outcome),
       causation_id: intent?.id ?? vm_id,
       actor_key_id: null,
       org_id: intent?.metadata.org_id ?? org_id,
     };
-    const result = await handleCommand(this.events, streams.vm(vm_id), vmDecider, command, context);
-    return result.events;
   }
 }
 

@@ -9,3 +9,7 @@ export * from './vm/vm.decider';
 export * from './org/org.events';
 export * from './api-key/api-key.events';
 export * from './api-key/api-key';
+export * from './commit/commit.events';
+export * from './commit/commit.decider';
+export * from './tag/tag.events';
+export * from './tag/tag.decider';

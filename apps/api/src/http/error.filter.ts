@@ -2,7 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import type { Response } from 'express';
 import { DomainError } from '../../../../libs/domain/src';
 import { WaitTimeoutError } from '../../../../libs/application/src/wait-until';
-import { HttpError } from './http-error';
+import { BranchFailedError, HttpError } from './http-error';
 
 const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
   not_found: 404,
@@ -23,6 +23,10 @@ export class ErrorFilter implements ExceptionFilter {
     if (status >= 500) this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     if (response.headersSent) {
       response.end();
+      return;
+    }
+    if (exception instanceof BranchFailedError) {
+      response.status(status).json({ vms: exception.vms, error: message });
       return;
     }
     response.status(status).json({ error: message, success: false });

@@ -8,3 +8,18 @@ export class HttpError extends Error {
     this.name = 'HttpError';
   }
 }
+
+/**
+ * A branch that failed part-way: the contract's hybrid body `{"vms": [created so far], "error"}`
+ * (no `success` field), with 404/403/500 as the cause says.
+ */
+export class BranchFailedError extends HttpError {
+  constructor(
+    status: number,
+    message: string,
+    readonly vms: { vm_id: string }[],
+  ) {
+    super(status, message);
+    this.name = 'BranchFailedError';
+  }
+}

@@ -2,6 +2,9 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiCreatedResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
 import {
+  ResizeVmDiskRequestDto,
+  VmCommitRequestDto,
+  VmCommitResponseDto,
   NewRootRequestDto,
   NewVmResponseDto,
   UpdateVmLabelsRequestDto,
@@ -14,6 +17,8 @@ import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { queryBoolean } from '../http/query-booleans';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { ChangeVmStateCommand } from './commands/change-vm-state.command';
+import { CommitVmCommand } from './commands/commit-vm.command';
+import { ResizeVmDiskCommand } from './commands/resize-vm-disk.command';
 import { CreateRootVmCommand } from './commands/create-root-vm.command';
 import { DeleteVmCommand } from './commands/delete-vm.command';
 import { SetVmLabelsCommand } from './commands/set-vm-labels.command';
@@ -60,6 +65,34 @@ export class VmController {
     @Query('skip_wait_boot') skipWaitBoot?: string,
   ): Promise<void> {
     await this.commands.execute(new ChangeVmStateCommand(ctx, vmId, body.state, queryBoolean('skip_wait_boot', skipWaitBoot)));
+  }
+
+  @Post(':vm_id/commit')
+  @HttpCode(201)
+  @ApiQuery({ name: 'keep_paused', required: false, type: Boolean })
+  @ApiQuery({ name: 'skip_wait_boot', required: false, type: Boolean })
+  @ApiCreatedResponse({ type: VmCommitResponseDto, description: 'Disk and, on drivers that can (qemu), memory' })
+  commit(
+    @Ctx() ctx: RequestContext,
+    @Param('vm_id', UuidParamPipe) vmId: string,
+    @Body() body: VmCommitRequestDto,
+    @Query('keep_paused') keepPaused?: string,
+    @Query('skip_wait_boot') skipWaitBoot?: string,
+  ): Promise<VmCommitResponseDto> {
+    return this.commands.execute(new CommitVmCommand(ctx, vmId, body ?? {}, queryBoolean('keep_paused', keepPaused), queryBoolean('skip_wait_boot', skipWaitBoot)));
+  }
+
+  @Patch(':vm_id/disk')
+  @HttpCode(200)
+  @ApiQuery({ name: 'skip_wait_boot', required: false, type: Boolean })
+  @ApiOkResponse({ description: 'Empty body; the new size is visible to df in the guest' })
+  async disk(
+    @Ctx() ctx: RequestContext,
+    @Param('vm_id', UuidParamPipe) vmId: string,
+    @Body() body: ResizeVmDiskRequestDto,
+    @Query('skip_wait_boot') skipWaitBoot?: string,
+  ): Promise<void> {
+    await this.commands.execute(new ResizeVmDiskCommand(ctx, vmId, body.fs_size_mib, queryBoolean('skip_wait_boot', skipWaitBoot)));
   }
 
   @Patch(':vm_id/label')

@@ -1,21 +1,34 @@
 import { Module } from '@nestjs/common';
+import { CommitsModule } from '../commits/commits.module';
+import { BranchController } from './branch.controller';
+import { BranchVmsHandler } from './commands/branch-vms.handler';
 import { ChangeVmStateHandler } from './commands/change-vm-state.handler';
+import { CommitVmHandler } from './commands/commit-vm.handler';
 import { CreateRootVmHandler } from './commands/create-root-vm.handler';
 import { DeleteVmHandler } from './commands/delete-vm.handler';
+import { ResizeVmDiskHandler } from './commands/resize-vm-disk.handler';
 import { SetVmLabelsHandler } from './commands/set-vm-labels.handler';
 import { GetVmMetadataHandler, GetVmStatusHandler } from './queries/get-vm.handler';
 import { ListVmsHandler } from './queries/list-vms.handler';
+import { VmFactory } from './vm-factory';
+import { VmOperations } from './vm-operations';
 import { VmReadModel } from './vm-read-model';
 import { VmController } from './vm.controller';
 import { VmsController } from './vms.controller';
 
-/** VM lifecycle: create, list, status, metadata, labels, pause/resume, delete. */
+/** VMs: create (new_root, from_commit, branch), list, status, metadata, labels, state, disk, commit, delete. */
 @Module({
-  controllers: [VmsController, VmController],
+  imports: [CommitsModule],
+  controllers: [VmsController, BranchController, VmController],
   providers: [
     VmReadModel,
+    VmFactory,
+    VmOperations,
     CreateRootVmHandler,
+    BranchVmsHandler,
     ChangeVmStateHandler,
+    CommitVmHandler,
+    ResizeVmDiskHandler,
     SetVmLabelsHandler,
     DeleteVmHandler,
     ListVmsHandler,

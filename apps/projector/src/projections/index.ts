@@ -1,7 +1,14 @@
+import { commitTagsProjection } from './commit-tags.projection';
+import { commitsProjection } from './commits.projection';
 import { eventStatsProjection } from './event-stats.projection';
 import type { Projection } from './projection';
 import { vmsProjection } from './vms.projection';
 
 /** Every read model the projector maintains. */
-export const ALL_PROJECTIONS: Projection[] = [vmsProjection, eventStatsProjection];
+export const ALL_PROJECTIONS: Projection[] = [
+  vmsProjection,
+  commitsProjection,
+  commitTagsProjection,
+  eventStatsProjection,
+];
 export type { Projection };

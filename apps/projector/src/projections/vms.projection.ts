@@ -35,8 +35,8 @@ export const vmsProjection: Projection = {
           labels: d.labels,
           ip: d.ip,
           config: d.config,
-          parent_commit_id: null,
-          grandparent_vm_id: null,
+          parent_commit_id: d.parent_commit_id ?? null,
+          grandparent_vm_id: d.grandparent_vm_id ?? null,
           deleting: false,
           deleted_at: null,
           failure_reason: null,
@@ -48,6 +48,10 @@ export const vmsProjection: Projection = {
         return [set(vm_id, { state: 'running' })];
       case 'VmPaused':
         return [set(vm_id, { state: 'paused' })];
+      case 'VmCommitted':
+        return event.data.keep_paused ? [set(vm_id, { state: 'paused' })] : [];
+      case 'VmDiskResized':
+        return [{ op: 'updateOne', collection: VMS_COLLECTION, filter: { _id: vm_id }, update: { $set: { 'config.fs_size_mib': event.data.fs_size_mib } } }];
       case 'VmBootFailed':
       case 'VmDied':
         return [set(vm_id, { state: 'dead', failure_reason: event.data.reason })];

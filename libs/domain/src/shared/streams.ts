@@ -2,6 +2,9 @@
 export const streams = {
   vm: (vmId: string) => `vm-${vmId}`,
   org: (orgId: string) => `org-${orgId}`,
+  commit: (commitId: string) => `commit-${commitId}`,
+  /** Tag names are unique per org: the stream is the name's reservation. */
+  tag: (orgId: string, tagName: string) => `tag-${orgId}-${tagName}`,
   apiKey: (keyId: string) => `apikey-${keyId}`,
   /** Reservation stream: appended with no_stream by the one and only first start. */
   bootstrap: () => 'system-bootstrap',

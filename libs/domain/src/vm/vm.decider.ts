@@ -1,5 +1,5 @@
 import type { Decider } from '../shared/decider';
-import { conflict, DomainError, notFound } from '../shared/domain-error';
+import { conflict, DomainError, invalid, notFound } from '../shared/domain-error';
 import type { VmCommand } from './vm.commands';
 import type { Labels, VmConfig } from './vm-config';
 import type { VmEvent } from './vm.events';
@@ -10,25 +10,59 @@ import type { VmEvent } from './vm.events';
  */
 export type VmLifecycle = 'none' | 'booting' | 'running' | 'paused' | 'dead' | 'deleting' | 'deleted';
 
+/** An operation asked of the worker and not yet carried out. One at a time per VM. */
+export type PendingVmOperation =
+  | { kind: 'pause' }
+  | { kind: 'resume' }
+  | { kind: 'commit'; commit_id: string; keep_paused: boolean }
+  | { kind: 'resize'; fs_size_mib: number };
+
 export interface VmState {
   lifecycle: VmLifecycle;
   vm_id: string | null;
   org_id: string | null;
+  owner_id: string | null;
   config: VmConfig | null;
   labels: Labels | null;
   /** Written to /etc/environment when the machine is created. */
   env: Record<string, string>;
   ip: string | null;
-  /** A pause or resume asked for and not yet carried out by the worker. */
-  pending: 'pause' | 'resume' | null;
+  /** The commit the VM starts from (null: from its base image). */
+  parent_commit_id: string | null;
+  ssh_public_key: string | null;
+  pending: PendingVmOperation | null;
 }
 
-const initialState = (): VmState => ({ lifecycle: 'none', vm_id: null, org_id: null, config: null, labels: null, env: {}, ip: null, pending: null });
-
-const vmNotFound = () => notFound('vm');
+const initialState = (): VmState => ({
+  lifecycle: 'none',
+  vm_id: null,
+  org_id: null,
+  owner_id: null,
+  config: null,
+  labels: null,
+  env: {},
+  ip: null,
+  parent_commit_id: null,
+  ssh_public_key: null,
+  pending: null,
+});
 
 function requireExisting(state: VmState): void {
-  if (state.lifecycle === 'none' || state.lifecycle === 'deleted') throw vmNotFound();
+  if (state.lifecycle === 'none' || state.lifecycle === 'deleted') throw notFound('vm');
+}
+
+/** The machine must be up (running or paused) and free of other operations. */
+function requireOperable(state: VmState): void {
+  requireExisting(state);
+  switch (state.lifecycle) {
+    case 'booting':
+      throw conflict('vm is still booting');
+    case 'dead':
+      throw conflict('vm is dead');
+    case 'deleting':
+      throw conflict('vm is being deleted');
+  }
+  if (state.pending) throw conflict(`vm has a ${state.pending.kind} in progress; try again when it completes`);
 }
 
 function decide(command: VmCommand, state: VmState): VmEvent[] {
@@ -36,17 +70,34 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
     case 'RequestVmCreation': {
       if (state.lifecycle !== 'none') throw conflict('vm already exists');
       const { vm_id, org_id, owner_id, config, labels, env, ip, now } = command;
-      return [{ type: 'VmCreationRequested', data: { vm_id, org_id, owner_id, config, labels, env, ip, requested_at: now } }];
+      const lineage = { parent_commit_id: command.parent_commit_id ?? null, grandparent_vm_id: command.grandparent_vm_id ?? null };
+      const data = { vm_id, org_id, owner_id, config, labels, env, ip, ...lineage, ssh_public_key: command.ssh_public_key ?? null, requested_at: now };
+      return [{ type: 'VmCreationRequested', data }];
     }
     case 'SetVmLabels':
       requireExisting(state);
       return [{ type: 'VmLabelsSet', data: { vm_id: state.vm_id!, labels: command.labels } }];
-    case 'RequestVmStateChange':
-      return decideStateChange(command.target, state);
+    case 'RequestVmStateChange': {
+      requireOperable(state);
+      const vm_id = state.vm_id!;
+      if (command.target === 'Paused') return state.lifecycle === 'paused' ? [] : [{ type: 'VmPauseRequested', data: { vm_id } }];
+      return state.lifecycle === 'running' ? [] : [{ type: 'VmResumeRequested', data: { vm_id } }];
+    }
+    case 'RequestVmCommit': {
+      requireOperable(state);
+      const { commit_id, name, description, keep_paused } = command;
+      return [{ type: 'VmCommitRequested', data: { vm_id: state.vm_id!, commit_id, name, description, keep_paused } }];
+    }
+    case 'RequestVmDiskResize': {
+      requireOperable(state);
+      const current = state.config!.fs_size_mib;
+      if (command.fs_size_mib <= current) throw invalid(`fs_size_mib must be larger than the current size (${current} MiB)`);
+      return [{ type: 'VmDiskResizeRequested', data: { vm_id: state.vm_id!, fs_size_mib: command.fs_size_mib } }];
+    }
     case 'RequestVmDeletion':
       requireExisting(state);
       if (state.lifecycle === 'deleting') return [];
-      if (state.pending) throw conflict(`vm has a ${state.pending} in progress; try again when it completes`);
+      if (state.pending) throw conflict(`vm has a ${state.pending.kind} in progress; try again when it completes`);
       return [{ type: 'VmDeletionRequested', data: { vm_id: state.vm_id! } }];
 
     case 'RecordVmBooted':
@@ -56,13 +107,24 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
       if (state.lifecycle !== 'booting') return [];
       return [{ type: 'VmBootFailed', data: { vm_id: state.vm_id!, reason: command.reason } }];
     case 'RecordVmPaused':
-      if (state.pending !== 'pause') return [];
+      if (state.pending?.kind !== 'pause') return [];
       return [{ type: 'VmPaused', data: { vm_id: state.vm_id! } }];
     case 'RecordVmResumed':
-      if (state.pending !== 'resume') return [];
+      if (state.pending?.kind !== 'resume') return [];
       return [{ type: 'VmResumed', data: { vm_id: state.vm_id! } }];
+    case 'RecordVmCommitted': {
+      const pending = state.pending;
+      if (pending?.kind !== 'commit') return [];
+      const { commit_id, keep_paused } = pending;
+      return [{ type: 'VmCommitted', data: { vm_id: state.vm_id!, commit_id, includes_memory: command.includes_memory, keep_paused } }];
+    }
+    case 'RecordVmDiskResized': {
+      const pending = state.pending;
+      if (pending?.kind !== 'resize') return [];
+      return [{ type: 'VmDiskResized', data: { vm_id: state.vm_id!, fs_size_mib: pending.fs_size_mib } }];
+    }
     case 'RecordVmOperationFailed':
-      if (command.operation === 'delete' ? state.lifecycle !== 'deleting' : state.pending !== command.operation) return [];
+      if (command.operation === 'delete' ? state.lifecycle !== 'deleting' : state.pending?.kind !== command.operation) return [];
       return [{ type: 'VmOperationFailed', data: { vm_id: state.vm_id!, operation: command.operation, reason: command.reason } }];
     case 'RecordVmDeleted':
       if (state.lifecycle !== 'deleting') return [];
@@ -73,35 +135,24 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
   }
 }
 
-function decideStateChange(target: 'Paused' | 'Running', state: VmState): VmEvent[] {
-  requireExisting(state);
-  switch (state.lifecycle) {
-    case 'booting':
-      throw conflict('vm is still booting');
-    case 'dead':
-      throw conflict('vm is dead');
-    case 'deleting':
-      throw conflict('vm is being deleted');
-  }
-  if (state.pending) throw conflict(`vm has a ${state.pending} in progress; try again when it completes`);
-  const vm_id = state.vm_id!;
-  if (target === 'Paused') return state.lifecycle === 'paused' ? [] : [{ type: 'VmPauseRequested', data: { vm_id } }];
-  return state.lifecycle === 'running' ? [] : [{ type: 'VmResumeRequested', data: { vm_id } }];
-}
-
 function evolve(state: VmState, event: VmEvent): VmState {
   switch (event.type) {
-    case 'VmCreationRequested':
+    case 'VmCreationRequested': {
+      const d = event.data;
       return {
         ...state,
         lifecycle: 'booting',
-        vm_id: event.data.vm_id,
-        org_id: event.data.org_id,
-        config: event.data.config,
-        labels: event.data.labels,
-        env: event.data.env,
-        ip: event.data.ip,
+        vm_id: d.vm_id,
+        org_id: d.org_id,
+        owner_id: d.owner_id,
+        config: d.config,
+        labels: d.labels,
+        env: d.env,
+        ip: d.ip,
+        parent_commit_id: d.parent_commit_id ?? null,
+        ssh_public_key: d.ssh_public_key ?? null,
       };
+    }
     case 'VmBooted':
       return { ...state, lifecycle: 'running' };
     case 'VmBootFailed':
@@ -110,13 +161,21 @@ function evolve(state: VmState, event: VmEvent): VmState {
     case 'VmLabelsSet':
       return { ...state, labels: event.data.labels };
     case 'VmPauseRequested':
-      return { ...state, pending: 'pause' };
+      return { ...state, pending: { kind: 'pause' } };
     case 'VmPaused':
       return { ...state, lifecycle: 'paused', pending: null };
     case 'VmResumeRequested':
-      return { ...state, pending: 'resume' };
+      return { ...state, pending: { kind: 'resume' } };
     case 'VmResumed':
       return { ...state, lifecycle: 'running', pending: null };
+    case 'VmCommitRequested':
+      return { ...state, pending: { kind: 'commit', commit_id: event.data.commit_id, keep_paused: event.data.keep_paused } };
+    case 'VmCommitted':
+      return { ...state, lifecycle: event.data.keep_paused ? 'paused' : state.lifecycle, pending: null };
+    case 'VmDiskResizeRequested':
+      return { ...state, pending: { kind: 'resize', fs_size_mib: event.data.fs_size_mib } };
+    case 'VmDiskResized':
+      return { ...state, config: { ...state.config!, fs_size_mib: event.data.fs_size_mib }, pending: null };
     case 'VmOperationFailed':
       return event.data.operation === 'delete' ? { ...state, lifecycle: 'dead' } : { ...state, pending: null };
     case 'VmDeletionRequested':

@@ -18,6 +18,9 @@ const requested: VmEvent = {
     labels: { team: 'a' },
     env: {},
     ip: 'fd00::1',
+    parent_commit_id: null,
+    grandparent_vm_id: null,
+    ssh_public_key: null,
     requested_at: now,
   },
 };

@@ -18,6 +18,12 @@ export type VmCreationRequested = DomainEvent<
     env: Record<string, string>;
     /** IPv6 address assigned by the control plane. */
     ip: string;
+    /** Set when the VM starts from a commit (from_commit and every branch) instead of a base image. */
+    parent_commit_id: string | null;
+    /** The VM the parent commit was taken from. */
+    grandparent_vm_id: string | null;
+    /** OpenSSH public key authorized in the VM: the public half of the VM's own key pair. */
+    ssh_public_key: string | null;
     requested_at: string;
   }
 >;
@@ -28,11 +34,17 @@ export type VmPauseRequested = DomainEvent<'VmPauseRequested', { vm_id: string }
 export type VmPaused = DomainEvent<'VmPaused', { vm_id: string }>;
 export type VmResumeRequested = DomainEvent<'VmResumeRequested', { vm_id: string }>;
 export type VmResumed = DomainEvent<'VmResumed', { vm_id: string }>;
-/** A requested pause or resume could not be carried out; the VM keeps its previous state. */
-export type VmOperationFailed = DomainEvent<
-  'VmOperationFailed',
-  { vm_id: string; operation: 'pause' | 'resume' | 'delete'; reason: string }
+/** Capture the VM into commit `commit_id` (disk, and memory where the driver can). */
+export type VmCommitRequested = DomainEvent<
+  'VmCommitRequested',
+  { vm_id: string; commit_id: string; name: string; description: string | null; keep_paused: boolean }
 >;
+export type VmCommitted = DomainEvent<'VmCommitted', { vm_id: string; commit_id: string; includes_memory: boolean; keep_paused: boolean }>;
+export type VmDiskResizeRequested = DomainEvent<'VmDiskResizeRequested', { vm_id: string; fs_size_mib: number }>;
+export type VmDiskResized = DomainEvent<'VmDiskResized', { vm_id: string; fs_size_mib: number }>;
+export type VmOperation = 'pause' | 'resume' | 'commit' | 'resize' | 'delete';
+/** A requested operation could not be carried out; the VM keeps its previous state. */
+export type VmOperationFailed = DomainEvent<'VmOperationFailed', { vm_id: string; operation: VmOperation; reason: string }>;
 export type VmDeletionRequested = DomainEvent<'VmDeletionRequested', { vm_id: string }>;
 export type VmDeleted = DomainEvent<'VmDeleted', { vm_id: string; deleted_at: string }>;
 /** The host no longer runs the machine (found by the worker, e.g. when it reconciles). */
@@ -47,6 +59,10 @@ export type VmEvent =
   | VmPaused
   | VmResumeRequested
   | VmResumed
+  | VmCommitRequested
+  | VmCommitted
+  | VmDiskResizeRequested
+  | VmDiskResized
   | VmOperationFailed
   | VmDeletionRequested
   | VmDeleted
@@ -55,6 +71,13 @@ export type VmEvent =
 export type VmEventType = VmEvent['type'];
 
 /** Intents the vm-worker carries out on the hypervisor. */
-export const VM_INTENT_TYPES = ['VmCreationRequested', 'VmPauseRequested', 'VmResumeRequested', 'VmDeletionRequested'] as const;
+export const VM_INTENT_TYPES = [
+  'VmCreationRequested',
+  'VmPauseRequested',
+  'VmResumeRequested',
+  'VmCommitRequested',
+  'VmDiskResizeRequested',
+  'VmDeletionRequested',
+] as const;
 export type VmIntentType = (typeof VM_INTENT_TYPES)[number];
 export const isVmIntent = (type: string): type is VmIntentType => (VM_INTENT_TYPES as readonly string[]).includes(type);

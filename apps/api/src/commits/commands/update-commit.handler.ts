@@ -1,0 +1,44 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { commitDecider, conflict, streams } from '../../../../../libs/domain/src';
+import type { CommitInfoDto } from '../../../../../libs/contracts/src';
+import { handleCommand } from '../../../../../libs/application/src/aggregate-repository';
+import { ProjectionWaiter } from '../../../../../libs/application/src/projection-waiter';
+import { EVENT_STORE, type EventStore } from '../../../../../libs/event-store/src/event-store.port';
+import { presentCommit } from '../commit-presenter';
+import { CommitReadModel } from '../commit-read-model';
+import { DeleteCommitCommand, UpdateCommitCommand } from './update-commit.command';
+
+@CommandHandler(UpdateCommitCommand)
+export class UpdateCommitHandler implements ICommandHandler<UpdateCommitCommand> {
+  constructor(
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    private readonly projection: ProjectionWaiter,
+    private readonly commits: CommitReadModel,
+  ) {}
+
+  async execute({ context, commit_id, is_public, name, description }: UpdateCommitCommand): Promise<CommitInfoDto> {
+    const org_id = context.principal.org_id;
+    await this.commits.getOwn(org_id, commit_id);
+    const result = await handleCommand(this.events, streams.commit(commit_id), commitDecider, { type: 'UpdateCommit', is_public, name, description }, context.command);
+    await this.projection.waitFor(result.position);
+    return presentCommit(await this.commits.getOwn(org_id, commit_id));
+  }
+}
+
+@CommandHandler(DeleteCommitCommand)
+export class DeleteCommitHandler implements ICommandHandler<DeleteCommitCommand> {
+  constructor(
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    private readonly projection: ProjectionWaiter,
+    private readonly commits: CommitReadModel,
+  ) {}
+
+  async execute({ context, commit_id }: DeleteCommitCommand): Promise<void> {
+    await this.commits.getOwn(context.principal.org_id, commit_id);
+    const active = await this.commits.activeVmCount(commit_id);
+    if (active > 0) throw conflict(`commit still has ${active} active VM(s)`);
+    const result = await handleCommand(this.events, streams.commit(commit_id), commitDecider, { type: 'DeleteCommit', now: new Date().toISOString() }, context.command);
+    await this.projection.waitFor(result.position);
+  }
+}

@@ -1,0 +1,62 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { notFound } from '../../../../libs/domain/src';
+import { READ_MODEL_STORE, type ReadModelStore } from '../../../../libs/read-models/src/read-model-store.port';
+import { COMMITS_COLLECTION, type CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
+import { VMS_COLLECTION } from '../../../../libs/read-models/src/documents/vm.document';
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+/** Reads of the `commits` read model. Public commits are readable by every org; private ones by their own. */
+@Injectable()
+export class CommitReadModel {
+  constructor(@Inject(READ_MODEL_STORE) private readonly readModels: ReadModelStore) {}
+
+  /** A commit the org may read and restore (its own, or public); 404 otherwise. */
+  async getReadable(org_id: string, commit_id: string): Promise<CommitDocument> {
+    const commit = await this.readModels.findOne<CommitDocument>(COMMITS_COLLECTION, { _id: commit_id, deleted_at: null });
+    if (!commit || (commit.org_id !== org_id && !commit.is_public)) throw notFound('commit');
+    return commit;
+  }
+
+  /** A commit the org owns (may change or delete); another org's commit is reported as missing. */
+  async getOwn(org_id: string, commit_id: string): Promise<CommitDocument> {
+    const commit = await this.readModels.findOne<CommitDocument>(COMMITS_COLLECTION, { _id: commit_id, org_id, deleted_at: null });
+    if (!commit) throw notFound('commit');
+    return commit;
+  }
+
+  async list(filter: Record<string, unknown>, page: Page): Promise<{ commits: CommitDocument[]; total: number }> {
+    const query = { ...filter, deleted_at: null };
+    const [commits, total] = await Promise.all([
+      this.readModels.find<CommitDocument>(COMMITS_COLLECTION, query, { sort: { created_at: -1, _id: 1 }, skip: page.offset, limit: page.limit }),
+      this.readModels.count(COMMITS_COLLECTION, query),
+    ]);
+    return { commits, total };
+  }
+
+  /**
+   * The chain from a commit back to its root, element 0 the commit itself. Each commit names the
+   * commit its source VM started from (grandparent_commit_id), so the walk is one lookup per
+   * generation inside the server, not a client round trip each. A deleted ancestor ends the chain.
+   */
+  async chain(org_id: string, commit_id: string): Promise<CommitDocument[]> {
+    const chain = [await this.getReadable(org_id, commit_id)];
+    const seen = new Set([commit_id]);
+    for (let next = chain[0].grandparent_commit_id; next && !seen.has(next); ) {
+      const parent = await this.readModels.findOne<CommitDocument>(COMMITS_COLLECTION, { _id: next, deleted_at: null });
+      if (!parent) break;
+      chain.push(parent);
+      seen.add(next);
+      next = parent.grandparent_commit_id;
+    }
+    return chain;
+  }
+
+  /** Live VMs started from the commit (they keep it from being deleted). */
+  activeVmCount(commit_id: string): Promise<number> {
+    return this.readModels.count(VMS_COLLECTION, { parent_commit_id: commit_id, deleted_at: null });
+  }
+}

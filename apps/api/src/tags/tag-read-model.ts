@@ -1,0 +1,20 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { notFound } from '../../../../libs/domain/src';
+import { READ_MODEL_STORE, type ReadModelStore } from '../../../../libs/read-models/src/read-model-store.port';
+import { COMMIT_TAGS_COLLECTION, commitTagKey, type CommitTagDocument } from '../../../../libs/read-models/src/documents/commit-tag.document';
+
+/** Reads of the `commit_tags` read model, scoped to the caller's org. */
+@Injectable()
+export class TagReadModel {
+  constructor(@Inject(READ_MODEL_STORE) private readonly readModels: ReadModelStore) {}
+
+  async get(org_id: string, tag_name: string): Promise<CommitTagDocument> {
+    const tag = await this.readModels.findOne<CommitTagDocument>(COMMIT_TAGS_COLLECTION, { _id: commitTagKey(org_id, tag_name) });
+    if (!tag) throw notFound('tag');
+    return tag;
+  }
+
+  list(org_id: string): Promise<CommitTagDocument[]> {
+    return this.readModels.find<CommitTagDocument>(COMMIT_TAGS_COLLECTION, { org_id }, { sort: { tag_name: 1 } });
+  }
+}

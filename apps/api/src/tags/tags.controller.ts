@@ -1,0 +1,53 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { CreateCommitTagRequestDto, CreateCommitTagResponseDto, ListTagsResponseDto, TagInfoDto, UpdateCommitTagRequestDto } from '../../../../libs/contracts/src';
+import { Ctx, type RequestContext } from '../auth/request-context.decorator';
+import { CreateTagCommand, DeleteTagCommand, UpdateTagCommand } from './commands/tag-commands';
+import { TagNamePipe } from './tag-name.pipe';
+import { presentTag } from './tag-presenter';
+import { TagReadModel } from './tag-read-model';
+
+/** Org-scoped commit tags: movable names for commits. */
+@ApiTags('commit_tags')
+@ApiBearerAuth()
+@Controller('api/v1/commit_tags')
+export class TagsController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly tags: TagReadModel,
+  ) {}
+
+  @Get()
+  @ApiOkResponse({ type: ListTagsResponseDto })
+  async list(@Ctx() ctx: RequestContext): Promise<ListTagsResponseDto> {
+    return { tags: (await this.tags.list(ctx.principal.org_id)).map(presentTag) };
+  }
+
+  @Post()
+  @HttpCode(201)
+  @ApiCreatedResponse({ type: CreateCommitTagResponseDto, description: '409 when the org already has a tag of that name' })
+  create(@Ctx() ctx: RequestContext, @Body() body: CreateCommitTagRequestDto): Promise<CreateCommitTagResponseDto> {
+    return this.commands.execute(new CreateTagCommand(ctx, body.tag_name, body.commit_id.toLowerCase(), body.description ?? null));
+  }
+
+  @Get(':tag_name')
+  @ApiOkResponse({ type: TagInfoDto })
+  async get(@Ctx() ctx: RequestContext, @Param('tag_name', TagNamePipe) tagName: string): Promise<TagInfoDto> {
+    return presentTag(await this.tags.get(ctx.principal.org_id, tagName));
+  }
+
+  @Patch(':tag_name')
+  @HttpCode(204)
+  @ApiNoContentResponse({ description: 'commit_id moves the tag; description: absent keeps, null clears, text sets' })
+  async update(@Ctx() ctx: RequestContext, @Param('tag_name', TagNamePipe) tagName: string, @Body() body: UpdateCommitTagRequestDto): Promise<void> {
+    await this.commands.execute(new UpdateTagCommand(ctx, tagName, body.commit_id?.toLowerCase(), body.description));
+  }
+
+  @Delete(':tag_name')
+  @HttpCode(204)
+  @ApiNoContentResponse()
+  async delete(@Ctx() ctx: RequestContext, @Param('tag_name', TagNamePipe) tagName: string): Promise<void> {
+    await this.commands.execute(new DeleteTagCommand(ctx, tagName));
+  }
+}

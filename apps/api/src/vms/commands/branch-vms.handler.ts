@@ -1,0 +1,76 @@
+import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { DomainError, deterministicUuid } from '../../../../../libs/domain/src';
+import type { CommitDocument } from '../../../../../libs/read-models/src/documents/commit.document';
+import type { RequestContext } from '../../auth/request-context.decorator';
+import { CommitReadModel } from '../../commits/commit-read-model';
+import { CommitSourceResolver, isNotFound } from '../../commits/commit-source-resolver';
+import { BranchFailedError, HttpError } from '../../http/http-error';
+import { VmFactory } from '../vm-factory';
+import { VmOperations } from '../vm-operations';
+import { VmReadModel } from '../vm-read-model';
+import { BranchVmsCommand } from './branch-vms.command';
+
+/**
+ * Branching: find (or, for a live VM, take) the commit, then start `count` children from it one
+ * after another. A failure after some children exist answers with the contract's hybrid body
+ * listing them; children are independent VMs and stay.
+ */
+@CommandHandler(BranchVmsCommand)
+export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
+  constructor(
+    private readonly vms: VmReadModel,
+    private readonly commits: CommitReadModel,
+    private readonly resolver: CommitSourceResolver,
+    private readonly operations: VmOperations,
+    private readonly factory: VmFactory,
+  ) {}
+
+  async execute({ context, source, count, keepPaused, skipWaitBoot }: BranchVmsCommand): Promise<{ vms: { vm_id: string }[] }> {
+    const org_id = context.principal.org_id;
+    let commit: CommitDocument;
+    try {
+      if ('vm_id' in source) {
+        commit = await this.commitVm(context, source.vm_id, keepPaused, skipWaitBoot);
+      } else if ('vm_or_commit_id' in source) {
+        const vm = await this.vms.find(org_id, source.vm_or_commit_id);
+        commit =
+          vm && !vm.deleted_at
+            ? await this.commitVm(context, vm.vm_id, keepPaused, skipWaitBoot)
+            : await this.commits.getReadable(org_id, source.vm_or_commit_id);
+      } else {
+        commit = await this.resolver.resolve(org_id, source);
+      }
+    } catch (error) {
+      // by_vm and by_ref answer lookup failures with the hybrid body too; the others plainly.
+      if (!('vm_id' in source) && !('ref' in source)) throw error;
+      throw asBranchFailure(error, []);
+    }
+    const created: { vm_id: string }[] = [];
+    for (let i = 0; i < count; i++) {
+      try {
+        created.push({ vm_id: await this.factory.create(context, { config: commit.config, labels: null, commit }, i, !skipWaitBoot) });
+      } catch (error) {
+        throw asBranchFailure(error, created);
+      }
+    }
+    return { vms: created };
+  }
+
+  /** Commits a live VM under a commit id derived from this request, then reads the commit back. */
+  private async commitVm(context: RequestContext, vm_id: string, keepPaused: boolean, skipWaitBoot: boolean): Promise<CommitDocument> {
+    const vm = await this.vms.waitUntilBooted(context.principal.org_id, vm_id, skipWaitBoot);
+    const commit_id = deterministicUuid(context.command.command_id, 'branch-commit');
+    await this.operations.run(
+      vm.vm_id,
+      { type: 'RequestVmCommit', commit_id, name: `branch-${commit_id.slice(0, 8)}`, description: `branch of vm ${vm.vm_id}`, keep_paused: keepPaused },
+      { ...context.command, command_id: deterministicUuid(context.command.command_id, 'commit') },
+      'VmCommitted',
+    );
+    return this.commits.getReadable(context.principal.org_id, commit_id);
+  }
+}
+
+function asBranchFailure(error: unknown, created: { vm_id: string }[]): BranchFailedError {
+  const status = isNotFound(error) ? 404 : error instanceof HttpError ? error.status : error instanceof DomainError && error.kind === 'forbidden' ? 403 : 500;
+  return new BranchFailedError(status, (error as Error).message, created);
+}

@@ -1,0 +1,69 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { deterministicUuid, streams, type VmConfig, vmDecider } from '../../../../libs/domain/src';
+import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
+import { ProjectionWaiter } from '../../../../libs/application/src/projection-waiter';
+import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
+import type { CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
+import type { RequestContext } from '../auth/request-context.decorator';
+import { HttpError } from '../http/http-error';
+import { VmReadModel } from './vm-read-model';
+
+export interface NewVm {
+  config: VmConfig;
+  labels: Record<string, string> | null;
+  /** Start from this commit instead of the base image. */
+  commit?: CommitDocument | null;
+}
+
+/**
+ * Asks for one new VM (new_root, from_commit and every branch child) and waits as the caller
+ * wants. The n-th VM of a request gets an id derived from the request's command id, so a retried
+ * request (same X-Idempotency-Key) asks for the same VMs and creates none twice.
+ */
+@Injectable()
+export class VmFactory {
+  constructor(
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    private readonly projection: ProjectionWaiter,
+    private readonly vms: VmReadModel,
+  ) {}
+
+  async create(context: RequestContext, vm: NewVm, index: number, waitBoot: boolean): Promise<string> {
+    const { principal, command } = context;
+    const vm_id = deterministicUuid(command.command_id, 'vm', String(index));
+    const result = await handleCommand(
+      this.events,
+      streams.vm(vm_id),
+      vmDecider,
+      {
+        type: 'RequestVmCreation',
+        vm_id,
+        org_id: principal.org_id,
+        owner_id: principal.key_id,
+        config: vm.config,
+        labels: vm.labels,
+        env: {},
+        ip: vmAddress(principal.org_id, vm_id),
+        parent_commit_id: vm.commit?.commit_id ?? null,
+        grandparent_vm_id: vm.commit?.parent_vm_id ?? null,
+        now: new Date().toISOString(),
+      },
+      { ...command, command_id: deterministicUuid(command.command_id, 'create', String(index)) },
+    );
+    await this.projection.waitFor(result.position);
+    if (waitBoot) {
+      const created = await this.vms.waitUntilBooted(principal.org_id, vm_id, false);
+      if (created.state === 'dead') throw new HttpError(500, `vm ${vm_id} failed to boot: ${created.failure_reason ?? 'unknown reason'}`);
+    }
+    return vm_id;
+  }
+}
+
+/** A per-org ULA prefix (fdXX:XXXX:XXXX::/48) and a per-VM interface id, as the contract's IPv6 addresses. */
+function vmAddress(org_id: string, vm_id: string): string {
+  const org = createHash('sha256').update(org_id).digest('hex');
+  const vm = vm_id.replace(/-/g, '');
+  const groups = [`fd${org.slice(0, 2)}`, org.slice(2, 6), org.slice(6, 10), '0', vm.slice(16, 20), vm.slice(20, 24), vm.slice(24, 28), vm.slice(28, 32)];
+  return groups.map((g) => g.replace(/^0+(?=.)/, '')).join(':');
+}

@@ -1,0 +1,34 @@
+import type { CommitEvent } from '../../../../libs/domain/src';
+import { toDomainEvent } from '../../../../libs/application/src/event-envelope';
+import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
+import type { WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
+import { COMMITS_COLLECTION, type CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
+import type { Projection } from './projection';
+
+/** The `commits` read model: GET /commits, /commits/public, PATCH answers and the parent chain. */
+export const commitsProjection: Projection = {
+  name: 'commits',
+  collections: [COMMITS_COLLECTION],
+  indexes: [
+    { collection: COMMITS_COLLECTION, keys: { org_id: 1, deleted_at: 1, created_at: -1 } },
+    { collection: COMMITS_COLLECTION, keys: { is_public: 1, deleted_at: 1, created_at: -1 } },
+  ],
+  project(recorded: RecordedEvent): WriteOp[] {
+    if (!recorded.stream_id.startsWith('commit-')) return [];
+    const event = toDomainEvent<CommitEvent>(recorded);
+    switch (event.type) {
+      case 'CommitCreated': {
+        const d = event.data;
+        const doc: CommitDocument = { _id: d.commit_id, ...d, is_public: false, deleted_at: null };
+        delete (doc as Partial<CommitDocument>).driver;
+        return [{ op: 'replaceOne', collection: COMMITS_COLLECTION, filter: { _id: d.commit_id }, doc, upsert: true }];
+      }
+      case 'CommitUpdated': {
+        const { commit_id, is_public, name, description } = event.data;
+        return [{ op: 'updateOne', collection: COMMITS_COLLECTION, filter: { _id: commit_id }, update: { $set: { is_public, name, description } } }];
+      }
+      case 'CommitDeleted':
+        return [{ op: 'updateOne', collection: COMMITS_COLLECTION, filter: { _id: event.data.commit_id }, update: { $set: { deleted_at: event.data.deleted_at } } }];
+    }
+  },
+};

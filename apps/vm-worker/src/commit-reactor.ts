@@ -1,0 +1,34 @@
+import type { CommitEvent } from '../../../libs/domain/src';
+import { commitDecider, streams } from '../../../libs/domain/src';
+import { loadAggregate } from '../../../libs/application/src/aggregate-repository';
+import type { EventStore } from '../../../libs/event-store/src/event-store.port';
+import type { HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import type { StreamReactor } from './stream-reactor';
+
+/**
+ * Frees the host's snapshot of a deleted commit. The API refuses to delete a commit that live
+ * VMs still use; should the driver still refuse (a machine of another org started from a public
+ * commit), the commit stays known and the next resync tries again.
+ */
+export class CommitReactor implements StreamReactor {
+  readonly prefix = 'commit-';
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly driver: HypervisorDriver,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  async react(commit_id: string): Promise<boolean> {
+    const { state } = await loadAggregate<ReturnType<typeof commitDecider.initialState>, CommitEvent>(this.events, streams.commit(commit_id), commitDecider);
+    if (state.status !== 'deleted' || !(await this.driver.getSnapshot(commit_id))) return false;
+    try {
+      await this.driver.deleteSnapshot(commit_id);
+      this.log(`worker: deleted the snapshot of commit ${commit_id}`);
+      return false;
+    } catch (error) {
+      this.log(`worker: snapshot of deleted commit ${commit_id} kept for now: ${(error as Error).message}`);
+      return true;
+    }
+  }
+}

@@ -1,0 +1,48 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDefined, IsOptional, IsString, IsUUID, Length, Matches, ValidateIf } from 'class-validator';
+
+const NAME_RULE = { message: 'tag_name may hold only letters, digits, ".", "_" and "-" (1-64 characters)' };
+
+export class CreateCommitTagRequestDto {
+  @ApiProperty({ description: 'Letters, digits, "-", "_", "."; 1-64 characters' })
+  @IsDefined({ message: 'missing field `tag_name`' }) @IsString() @Matches(/^[A-Za-z0-9._-]{1,64}$/, NAME_RULE)
+  tag_name!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  @IsDefined({ message: 'missing field `commit_id`' }) @IsUUID('all', { message: 'commit_id must be a UUID' })
+  commit_id!: string;
+
+  @ApiPropertyOptional({ nullable: true })
+  @IsOptional() @IsString() @Length(0, 4096)
+  description?: string | null;
+}
+
+export class CreateCommitTagResponseDto {
+  @ApiProperty({ format: 'uuid' }) tag_id!: string;
+  @ApiProperty() tag_name!: string;
+  @ApiProperty({ format: 'uuid' }) commit_id!: string;
+}
+
+export class TagInfoDto {
+  @ApiProperty({ format: 'uuid' }) tag_id!: string;
+  @ApiProperty() tag_name!: string;
+  @ApiProperty({ format: 'uuid' }) commit_id!: string;
+  @ApiProperty({ format: 'date-time' }) created_at!: string;
+  @ApiProperty({ format: 'date-time' }) updated_at!: string;
+  @ApiPropertyOptional({ nullable: true }) description!: string | null;
+}
+
+export class ListTagsResponseDto {
+  @ApiProperty({ type: [TagInfoDto] }) tags!: TagInfoDto[];
+}
+
+/** `description`: absent leaves it, null clears it, a string sets it. */
+export class UpdateCommitTagRequestDto {
+  @ApiPropertyOptional({ format: 'uuid', nullable: true, description: 'Move the tag to this commit' })
+  @IsOptional() @IsUUID('all', { message: 'commit_id must be a UUID' })
+  commit_id?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, description: 'null clears the description' })
+  @ValidateIf((_, value) => value !== undefined && value !== null) @IsString() @Length(0, 4096)
+  description?: string | null;
+}

@@ -1,0 +1,33 @@
+import type { DomainEvent } from '../shared/decider';
+import type { VmConfig } from '../vm/vm-config';
+
+/**
+ * Stream `commit-<id>`: an immutable snapshot of a VM (disk, and memory where the driver can).
+ * Created by the vm-worker once the snapshot exists on the host. Schema version 1.
+ */
+export type CommitCreated = DomainEvent<
+  'CommitCreated',
+  {
+    commit_id: string;
+    org_id: string;
+    /** The API key that asked for the commit. */
+    owner_id: string;
+    name: string;
+    description: string | null;
+    /** The VM it was taken from. */
+    parent_vm_id: string;
+    /** The commit that VM had started from (null for a root VM): the chain to the root. */
+    grandparent_commit_id: string | null;
+    includes_memory: boolean;
+    /** The machine shape VMs started from this commit get. */
+    config: VmConfig;
+    driver: string;
+    created_at: string;
+  }
+>;
+export type CommitUpdated = DomainEvent<
+  'CommitUpdated',
+  { commit_id: string; is_public: boolean; name: string; description: string | null }
+>;
+export type CommitDeleted = DomainEvent<'CommitDeleted', { commit_id: string; deleted_at: string }>;
+export type CommitEvent = CommitCreated | CommitUpdated | CommitDeleted;
