@@ -11,6 +11,7 @@ export function presentCommit(doc: CommitDocument): CommitInfoDto {
     description: doc.description,
     parent_vm_id: doc.parent_vm_id,
     grandparent_commit_id: doc.grandparent_commit_id,
+    includes_memory: doc.includes_memory,
   };
 }
 

@@ -43,7 +43,7 @@ export class BranchController {
     const field = given[0];
     const source = { [field]: field === 'commit_id' ? body[field]!.toLowerCase() : body[field]! } as BranchSource;
     const { vms } = await this.commands.execute(new BranchVmsCommand(ctx, source, 1, false, false));
-    return vms[0];
+    return { vm_id: vms[0].vm_id };
   }
 
   @Post('branch/by_vm/:vm_id')

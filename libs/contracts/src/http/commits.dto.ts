@@ -29,6 +29,8 @@ export class CommitInfoDto {
   @ApiPropertyOptional({ nullable: true }) description!: string | null;
   @ApiPropertyOptional({ format: 'uuid', nullable: true }) parent_vm_id!: string | null;
   @ApiPropertyOptional({ format: 'uuid', nullable: true }) grandparent_commit_id!: string | null;
+  @ApiPropertyOptional({ description: 'Arbor extension: whether memory (running processes) was captured, not only the disk' })
+  includes_memory?: boolean;
 }
 
 /** The parents chain's element: the same data as CommitInfo, with the id in `id`. */
@@ -98,6 +100,11 @@ export class ResizeVmDiskRequestDto {
 export class NewVmsResponseDto {
   @ApiProperty({ type: 'array', items: { type: 'object', properties: { vm_id: { type: 'string', format: 'uuid' } } } })
   vms!: { vm_id: string }[];
+  @ApiPropertyOptional({
+    description:
+      'Arbor extension: true when the children kept the source\'s memory and running processes (qemu); false when only the filesystem was copied and processes start fresh (sandbox)',
+  })
+  memory_preserved?: boolean;
   @ApiPropertyOptional({ description: 'Only on failure: what went wrong after `vms` were created' })
   error?: string;
 }

@@ -37,9 +37,15 @@ export class InMemoryDriver implements HypervisorDriver {
   private readonly machines = new Map<string, MemoryMachine>();
   private readonly snapshots = new Map<string, SnapshotInfo & { files: Map<string, Buffer> }>();
   private readonly failures = new Map<Operation, string>();
+  private readonly delays = new Map<Operation, number>();
 
   failNext(operation: Operation, reason: string): void {
     this.failures.set(operation, reason);
+  }
+
+  /** Makes every call of an operation take this long (to widen races in tests). */
+  slowDown(operation: Operation, ms: number): void {
+    this.delays.set(operation, ms);
   }
 
   /** Puts a machine on the "host" without a call, as if created before a crash. */
@@ -68,6 +74,7 @@ export class InMemoryDriver implements HypervisorDriver {
 
   async destroy(vm_id: string): Promise<void> {
     this.record('destroy', vm_id);
+    await this.delay('destroy');
     this.machines.delete(vm_id);
   }
 
@@ -108,6 +115,7 @@ export class InMemoryDriver implements HypervisorDriver {
 
   async commit(vm_id: string, snapshot_id: string, options: CommitOptions = {}): Promise<SnapshotInfo> {
     this.record('commit', vm_id);
+    await this.delay('commit');
     const machine = this.machine(vm_id);
     if (this.snapshots.has(snapshot_id)) throw new Error(`snapshot ${snapshot_id} exists`);
     const info: SnapshotInfo = { snapshot_id, source_vm_id: vm_id, includes_memory: false, ...machine.shape, created_at: new Date().toISOString() };
@@ -156,6 +164,11 @@ export class InMemoryDriver implements HypervisorDriver {
   async deleteSnapshot(snapshot_id: string): Promise<void> {
     if ([...this.machines.values()].some((m) => m.snapshot_id === snapshot_id)) throw new Error(`snapshot ${snapshot_id} is still used by a machine`);
     this.snapshots.delete(snapshot_id);
+  }
+
+  private async delay(operation: Operation): Promise<void> {
+    const ms = this.delays.get(operation);
+    if (ms) await new Promise((resolve) => setTimeout(resolve, ms));
   }
 
   private record(operation: Operation, vm_id: string): void {

@@ -6,7 +6,7 @@ import type { CommitSource } from '../../commits/commit-source-resolver';
 export type BranchSource = { vm_id: string } | { vm_or_commit_id: string } | CommitSource;
 
 /** The branch family and from_commit: `count` new VMs from one commit. */
-export class BranchVmsCommand extends Command<{ vms: { vm_id: string }[] }> {
+export class BranchVmsCommand extends Command<{ vms: { vm_id: string }[]; memory_preserved: boolean }> {
   constructor(
     readonly context: RequestContext,
     readonly source: BranchSource,

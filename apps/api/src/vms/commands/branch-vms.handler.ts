@@ -25,7 +25,7 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
     private readonly factory: VmFactory,
   ) {}
 
-  async execute({ context, source, count, keepPaused, skipWaitBoot }: BranchVmsCommand): Promise<{ vms: { vm_id: string }[] }> {
+  async execute({ context, source, count, keepPaused, skipWaitBoot }: BranchVmsCommand): Promise<{ vms: { vm_id: string }[]; memory_preserved: boolean }> {
     const org_id = context.principal.org_id;
     let commit: CommitDocument;
     try {
@@ -53,7 +53,7 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
         throw asBranchFailure(error, created);
       }
     }
-    return { vms: created };
+    return { vms: created, memory_preserved: commit.includes_memory };
   }
 
   /** Commits a live VM under a commit id derived from this request, then reads the commit back. */

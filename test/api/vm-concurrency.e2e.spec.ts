@@ -1,0 +1,90 @@
+import { streams, vmDecider, type VmEvent } from '../../libs/domain/src';
+import { toDomainEvent } from '../../libs/application/src/event-envelope';
+import { InMemoryDriver } from '../../libs/hypervisor/src/memory/in-memory-driver';
+import { startTestArbor, type TestArbor } from '../support/arbor-harness';
+
+/**
+ * Conflicting commands on one VM, sent at the same moment: one wins, the other gets a clear 4xx,
+ * and the log stays a valid history (it folds without contradiction, and every answer matches it).
+ */
+describe('concurrent conflicting commands on one VM (HTTP)', () => {
+  let arbor: TestArbor;
+  let driver: InMemoryDriver;
+
+  beforeAll(async () => {
+    driver = new InMemoryDriver();
+    driver.slowDown('commit', 30);
+    driver.slowDown('destroy', 30);
+    arbor = await startTestArbor({ driver });
+  });
+  afterAll(() => arbor.destroy());
+
+  const newVm = async () => (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id as string;
+  const history = async (vm_id: string) => (await arbor.infra.eventStore.readStream(streams.vm(vm_id))).map((e) => toDomainEvent<VmEvent>(e));
+
+  it('delete while committing: never both half-done; answers match the log', async () => {
+    const outcomes = new Set<string>();
+    for (let round = 0; round < 6; round++) {
+      const vm = await newVm();
+      const [commit, del] = await Promise.all([
+        arbor.request('POST', `/api/v1/vm/${vm}/commit`),
+        new Promise((r) => setTimeout(r, round * 5)).then(() => arbor.request('DELETE', `/api/v1/vm/${vm}`)),
+      ]);
+      outcomes.add(`${commit.status}/${del.status}`);
+      expect([201, 404, 409]).toContain(commit.status);
+      expect([200, 409]).toContain(del.status);
+      if (commit.status !== 201) expect(commit.json.error).toMatch(/vm is being deleted|vm not found/);
+      if (del.status === 409) expect(del.json.error).toMatch(/commit in progress/);
+
+      const events = await history(vm);
+      const state = events.reduce(vmDecider.evolve, vmDecider.initialState());
+      expect(state.pending).toBeNull();
+      const types = events.map((e) => e.type);
+      if (commit.status === 201) {
+        expect(types).toContain('VmCommitted');
+        const commitStream = await arbor.infra.eventStore.readStream(streams.commit(commit.json.commit_id));
+        expect(commitStream.map((e) => e.type)).toEqual(['CommitCreated']);
+      } else {
+        expect(types).not.toContain('VmCommitRequested');
+      }
+      if (del.status === 200) {
+        expect(state.lifecycle).toBe('deleted');
+        expect(await driver.status(vm)).toBeNull();
+        // Nothing happens to a VM after it is deleted.
+        expect(types[types.length - 1]).toBe('VmDeleted');
+      } else {
+        expect(state.lifecycle).toBe('running');
+        expect(await driver.status(vm)).toBe('running');
+      }
+    }
+    // At least one round really overlapped (one of the two was refused).
+    expect([...outcomes].some((o) => o.includes('409') || o.startsWith('404'))).toBe(true);
+  });
+
+  it('pause and resume racing: refused calls say why; the log, the API and the host agree', async () => {
+    const vm = await newVm();
+    const results = await Promise.all(
+      ['Paused', 'Running', 'Paused', 'Paused', 'Running'].map((state) => arbor.request('PATCH', `/api/v1/vm/${vm}/state`, { body: { state } })),
+    );
+    for (const res of results) {
+      expect([200, 409]).toContain(res.status);
+      if (res.status === 409) expect(res.json.error).toMatch(/in progress/);
+    }
+    const state = (await history(vm)).reduce(vmDecider.evolve, vmDecider.initialState());
+    expect(state.pending).toBeNull();
+    const api = (await arbor.request('GET', `/api/v1/vm/${vm}/status`)).json.state;
+    expect(api).toBe(state.lifecycle);
+    expect(await driver.status(vm)).toBe(state.lifecycle);
+  });
+
+  it('ties a commit request to its outcomes in the feed: one correlation id across streams', async () => {
+    const vm = await newVm();
+    const { commit_id } = (await arbor.request('POST', `/api/v1/vm/${vm}/commit`, { headers: { 'x-correlation-id': 'a3c1f1d6-5a8e-4a7e-8a0e-2f5d8a9b7c10' } })).json;
+    const feed = (await arbor.request('GET', '/api/v1/events?limit=1000')).json.events as { type: string; stream_id: string; event_id: string; metadata: { correlation_id: string; causation_id: string } }[];
+    const related = feed.filter((e) => e.metadata.correlation_id === 'a3c1f1d6-5a8e-4a7e-8a0e-2f5d8a9b7c10');
+    expect(related.map((e) => `${e.stream_id.split('-')[0]}:${e.type}`)).toEqual(['vm:VmCommitRequested', 'commit:CommitCreated', 'vm:VmCommitted']);
+    expect(related[1].stream_id).toBe(`commit-${commit_id}`);
+    expect(related[1].metadata.causation_id).toBe(related[0].event_id);
+    expect(related[2].metadata.causation_id).toBe(related[0].event_id);
+  });
+});
