@@ -1,9 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../libs/application/src/arbor-config';
 import { InMemoryDriver } from '../libs/hypervisor/src/memory/in-memory-driver';
-import { startEmbedded } from '../apps/embedded/src/embedded';
+import { startBenchArbor } from './embedded-client';
 import { formatMs, percentile, report, timed } from './stats';
 
 const VMS = 1000;
@@ -14,27 +10,19 @@ const VMS = 1000;
  * own benchmarks).
  */
 export async function benchApiLatency(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-api-'));
-  const arbor = await startEmbedded(loadConfig({ ARBOR_DATA_DIR: dir, PORT: '0' }), { driver: new InMemoryDriver(), log: () => {}, httpLogger: false });
-  const headers = { authorization: `Bearer ${arbor.createdAdminKey}`, 'content-type': 'application/json' };
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(arbor.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await response.text();
-    if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
+  const bench = await startBenchArbor({}, new InMemoryDriver());
   try {
     const create: number[] = [];
     const ids: string[] = [];
     for (let i = 0; i < VMS; i++) {
-      const [created, ms] = await timed(() => call('POST', '/api/v1/vm/new_root', { vm_config: { labels: { i: String(i) } } }));
+      const [created, ms] = await timed(() => bench.call('POST', '/api/v1/vm/new_root', { vm_config: { labels: { i: String(i) } } }));
       create.push(ms);
       ids.push(created.vm_id);
     }
     const list: number[] = [];
-    for (let i = 0; i < 100; i++) list.push((await timed(() => call('GET', '/api/v1/vms')))[1]);
+    for (let i = 0; i < 100; i++) list.push((await timed(() => bench.call('GET', '/api/v1/vms')))[1]);
     const get: number[] = [];
-    for (let i = 0; i < 1000; i++) get.push((await timed(() => call('GET', `/api/v1/vm/${ids[(i * 7919) % ids.length]}/status`)))[1]);
+    for (let i = 0; i < 1000; i++) get.push((await timed(() => bench.call('GET', `/api/v1/vm/${ids[(i * 7919) % ids.length]}/status`)))[1]);
     console.log(`API latency at ${VMS} VMs (embedded, real HTTP, in-memory machines)`);
     report([
       ['create (new_root) p50 / p99', `${formatMs(percentile(create, 50))} / ${formatMs(percentile(create, 99))}`],
@@ -42,7 +30,6 @@ export async function benchApiLatency(): Promise<void> {
       ['get (status) p50 / p99', `${formatMs(percentile(get, 50))} / ${formatMs(percentile(get, 99))}`],
     ]);
   } finally {
-    await arbor.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await bench.stop();
   }
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { cpus, totalmem } from 'node:os';
 import { benchApiLatency } from './api-latency.bench';
+import { benchCommitAndBranch, benchParentsChain } from './commits.bench';
 import { benchEventStore } from './event-store.bench';
 import { benchProjectionLag } from './projection-lag.bench';
 
@@ -12,6 +13,10 @@ async function main() {
   await benchProjectionLag();
   console.log('');
   await benchApiLatency();
+  console.log('');
+  await benchParentsChain();
+  console.log('');
+  await benchCommitAndBranch('sandbox', 20);
 }
 
 main().catch((error) => {

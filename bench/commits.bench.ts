@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { streams, VM_CONFIG_DEFAULTS } from '../libs/domain/src';
+import { newCommandContext } from '../libs/application/src/command-context';
+import { toNewEvents } from '../libs/application/src/event-envelope';
+import { InMemoryDriver } from '../libs/hypervisor/src/memory/in-memory-driver';
+import { startBenchArbor } from './embedded-client';
+import { formatMs, percentile, report, timed } from './stats';
+
+const DEPTH = 1000;
+
+/** GET /vm/commits/{id}/parents on a 1,000-deep chain (commits written straight to the log). */
+export async function benchParentsChain(): Promise<void> {
+  const bench = await startBenchArbor({}, new InMemoryDriver());
+  try {
+    const store = bench.arbor.infra.eventStore;
+    const { org_id, key_id } = (await store.readStream(streams.bootstrap()))[0].data as { org_id: string; key_id: string };
+    let parent: string | null = null;
+    for (let i = 0; i < DEPTH; i++) {
+      const commit_id = randomUUID();
+      const data = {
+        commit_id, org_id, owner_id: key_id, name: `c${i}`, description: null, parent_vm_id: randomUUID(),
+        grandparent_commit_id: parent, includes_memory: false, config: VM_CONFIG_DEFAULTS, driver: 'bench', created_at: new Date().toISOString(),
+      };
+      await store.append(streams.commit(commit_id), toNewEvents([{ type: 'CommitCreated', data }], newCommandContext({ org_id, actor_key_id: key_id })), 'no_stream');
+      parent = commit_id;
+    }
+    const leaf = parent!;
+    // The first call also waits out the projector catching up with the 1,000 appends.
+    for (let i = 0; i < 200; i++) {
+      try {
+        if ((await bench.call('GET', `/api/v1/vm/commits/${leaf}/parents`)).length === DEPTH) break;
+      } catch {
+        // not projected yet
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const samples: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const [chain, ms] = await timed(() => bench.call('GET', `/api/v1/vm/commits/${leaf}/parents`));
+      if (chain.length !== DEPTH) throw new Error(`chain of ${chain.length}, expected ${DEPTH}`);
+      samples.push(ms);
+    }
+    console.log(`parents chain (${DEPTH} deep, embedded SQLite read models, real HTTP)`);
+    report([['GET /vm/commits/{id}/parents p50 / p99', `${formatMs(percentile(samples, 50))} / ${formatMs(percentile(samples, 99))}`]]);
+  } finally {
+    await bench.stop();
+  }
+}
+
+/** Commit and branch end to end through the API on a real driver (create → running first). */
+export async function benchCommitAndBranch(hypervisor: 'sandbox' | 'qemu', rounds: number): Promise<void> {
+  const bench = await startBenchArbor({ HYPERVISOR: hypervisor });
+  try {
+    const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { mem_size_mib: 256 } });
+    const commit: number[] = [];
+    const branch: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      commit.push((await timed(() => bench.call('POST', `/api/v1/vm/${vm_id}/commit`)))[1]);
+      const [branched, ms] = await timed(() => bench.call('POST', `/api/v1/vm/branch/by_vm/${vm_id}`));
+      branch.push(ms);
+      await bench.call('DELETE', `/api/v1/vm/${branched.vms[0].vm_id}`);
+    }
+    console.log(`commit and branch through the API (${hypervisor} driver, ${rounds} rounds, child running at answer)`);
+    report([
+      ['commit p50 / p99', `${formatMs(percentile(commit, 50))} / ${formatMs(percentile(commit, 99))}`],
+      ['branch by_vm (commit + child) p50 / p99', `${formatMs(percentile(branch, 50))} / ${formatMs(percentile(branch, 99))}`],
+    ]);
+  } finally {
+    await bench.stop();
+  }
+}

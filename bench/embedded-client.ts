@@ -1,0 +1,34 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../libs/application/src/arbor-config';
+import type { HypervisorDriver } from '../libs/hypervisor/src/hypervisor-driver.port';
+import { startEmbedded, type EmbeddedArbor } from '../apps/embedded/src/embedded';
+
+export interface BenchArbor {
+  arbor: EmbeddedArbor;
+  /** JSON call with the admin key; throws on a non-2xx answer. */
+  call(method: string, path: string, body?: unknown): Promise<any>;
+  stop(): Promise<void>;
+}
+
+/** The embedded service on a fresh data directory, for benchmarks over real HTTP. */
+export async function startBenchArbor(env: Record<string, string> = {}, driver?: HypervisorDriver): Promise<BenchArbor> {
+  const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-'));
+  const arbor = await startEmbedded(loadConfig({ ...process.env, ARBOR_DATA_DIR: dir, PORT: '0', ...env }), { driver, log: () => {}, httpLogger: false });
+  const headers = { authorization: `Bearer ${arbor.createdAdminKey}`, 'content-type': 'application/json' };
+  return {
+    arbor,
+    async call(method, path, body) {
+      const response = await fetch(arbor.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await response.text();
+      if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+      return text ? JSON.parse(text) : undefined;
+    },
+    async stop() {
+      for (const machine of await arbor.driver.list()) await arbor.driver.destroy(machine.vm_id);
+      await arbor.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
