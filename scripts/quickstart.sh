@@ -5,9 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then echo "quickstart: run as root (VMs need namespaces, mounts and cgroups)" >&2; exit 1; fi
 export DEBIAN_FRONTEND=noninteractive
-if ! command -v debootstrap >/dev/null || ! command -v node >/dev/null; then
+if ! command -v debootstrap >/dev/null || ! command -v mkfs.btrfs >/dev/null || ! command -v ssh-keygen >/dev/null; then
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends debootstrap util-linux ca-certificates >/dev/null
+  apt-get install -y -qq --no-install-recommends debootstrap util-linux btrfs-progs openssh-client ca-certificates >/dev/null
 fi
 if ! command -v node >/dev/null; then
   echo "quickstart: Node.js 20 is required (apt-get install nodejs npm, or from nodejs.org)" >&2; exit 1

@@ -39,6 +39,7 @@ describe('commits and commit tags (HTTP)', () => {
       description: 'the one',
       parent_vm_id: vmId,
       grandparent_commit_id: null,
+      includes_memory: false,
     });
     const again = await arbor.request('POST', `/api/v1/vm/${vmId}/commit`, { body: { commit_id: chosen } });
     expect(again.status).toBe(409);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { ADMIN_KEY_FILE } from '../../apps/api/src/bootstrap/bootstrap-admin-key';
-import { SandboxDriver } from '../../libs/hypervisor/src/sandbox/sandbox-driver';
+import { createSandboxDriver } from '../../apps/vm-worker/src/open-driver';
 import { distEntry, type RunningProcess, startProcess, stopProcess, waitForOutput } from '../support/processes';
 
 const freePort = () =>
@@ -43,7 +43,7 @@ describe('api, projector and vm-worker as separate processes', () => {
 
   afterAll(async () => {
     await Promise.all(processes.map((p) => stopProcess(p)));
-    const driver = new SandboxDriver({ stateDir: join(dir, 'machines', 'sandbox'), cacheDir });
+    const driver = createSandboxDriver({ dataDir: dir, cacheDir });
     for (const machine of await driver.list()) await driver.destroy(machine.vm_id);
     rmSync(dir, { recursive: true, force: true });
   });
@@ -62,7 +62,7 @@ describe('api, projector and vm-worker as separate processes', () => {
     const created = await call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { labels: { via: 'processes' } } });
     expect(created.status).toBe(201);
     const vmId = created.json.vm_id;
-    const driver = new SandboxDriver({ stateDir: join(dir, 'machines', 'sandbox'), cacheDir });
+    const driver = createSandboxDriver({ dataDir: dir, cacheDir });
     expect(await driver.status(vmId)).toBe('running');
     expect((await call('GET', `/api/v1/vm/${vmId}/status`)).json).toMatchObject({ state: 'running', labels: { via: 'processes' } });
 
@@ -79,7 +79,7 @@ describe('api, projector and vm-worker as separate processes', () => {
     const vmId = (await call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: {} })).json.vm_id;
     const [api, projector, worker] = processes;
     await stopProcess(worker);
-    const driver = new SandboxDriver({ stateDir: join(dir, 'machines', 'sandbox'), cacheDir });
+    const driver = createSandboxDriver({ dataDir: dir, cacheDir });
     expect(await driver.status(vmId)).toBe('running');
     const restarted = startProcess(distEntry('vm-worker'), { ARBOR_DATA_DIR: dir, HYPERVISOR: 'sandbox', ARBOR_CACHE_DIR: cacheDir });
     processes = [api, projector, restarted];

@@ -1,17 +1,55 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MachineSpec } from '../hypervisor-driver.port';
 import { formatEnvironmentFile } from './environment-file';
+import { runCommand } from './run-command';
 
-/** The machine's hostname: its full VM id (a UUID fits the 64-character limit and is unambiguous). */
+/** The machine's hostname, as its spec names it. */
 export function hostnameOf(spec: MachineSpec): string {
-  return spec.vm_id;
+  return spec.identity.hostname;
 }
 
-/** Writes what the machine knows about itself into its root (its upper layer, never the base). */
-export async function writeMachineIdentityFiles(root: string, spec: MachineSpec): Promise<void> {
-  await writeFile(join(root, 'etc/hostname'), `${hostnameOf(spec)}\n`);
-  await writeFile(join(root, 'etc/environment'), formatEnvironmentFile(spec.env));
-  await mkdir(join(root, 'etc/arbor'), { recursive: true });
-  await writeFile(join(root, 'etc/arbor/spec.json'), `${JSON.stringify(spec, null, 2)}\n`);
+/** Directories of the identity layer with Debian's usual modes (they shadow the ones below). */
+const DIRECTORIES: Array<[path: string, mode: number]> = [
+  ['etc', 0o755],
+  ['etc/ssh', 0o755],
+  ['etc/arbor', 0o755],
+  ['root', 0o700],
+  ['root/.ssh', 0o700],
+];
+
+/**
+ * Writes who the machine is into `layerDir`, a fresh directory that becomes the topmost read-only
+ * layer of its root: hostname, a new /etc/machine-id, /etc/environment, a new SSH host key and the
+ * authorized key. A layer of its own (rather than writes into the merged root) because a root
+ * started from a snapshot is guest-made: a symlink planted there must never steer a host-side
+ * write, and here every path is a directory the driver just created. The layer is left out of
+ * snapshots, so every machine started from one gets its own identity on top.
+ *
+ * The base image has no SSH server yet: the host key and authorized_keys are in place for when it
+ * gets one. The host key is made by the host's `ssh-keygen` (openssh-client), the reference
+ * implementation of the OpenSSH key format. The guest clock is the host's (shared kernel), so it
+ * needs no reset.
+ */
+export async function writeIdentityLayer(layerDir: string, spec: MachineSpec): Promise<void> {
+  for (const [path, mode] of DIRECTORIES) {
+    await mkdir(join(layerDir, path), { recursive: true });
+    await chmod(join(layerDir, path), mode); // mkdir's mode is filtered by the umask
+  }
+  const file = async (path: string, content: string, mode = 0o644) => {
+    await writeFile(join(layerDir, path), content, { mode });
+    await chmod(join(layerDir, path), mode);
+  };
+  await file('etc/hostname', `${hostnameOf(spec)}\n`);
+  await file('etc/machine-id', `${randomBytes(16).toString('hex')}\n`, 0o444);
+  await file('etc/environment', formatEnvironmentFile(spec.env));
+  await file('etc/arbor/spec.json', `${JSON.stringify(spec, null, 2)}\n`);
+  // Always written, empty without a key: a key authorized in the snapshot's source must not carry over.
+  const authorized = spec.identity.ssh_authorized_key;
+  await file('root/.ssh/authorized_keys', authorized ? `${authorized.trim()}\n` : '', 0o600);
+  await runCommand('ssh-keygen', [
+    '-q', '-t', 'ed25519', '-N', '', '-C', `root@${hostnameOf(spec)}`,
+    '-f', join(layerDir, 'etc/ssh/ssh_host_ed25519_key'),
+  ]);
 }

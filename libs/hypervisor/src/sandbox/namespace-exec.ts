@@ -9,6 +9,9 @@ export const DEFAULT_EXEC_ENV: Readonly<Record<string, string>> = {
 };
 const TIMEOUT_EXIT_CODE = 124;
 
+/** ExecSpec, but stdin may be bytes: the driver's own file writes pass binary content through it. */
+export type NamespaceExecSpec = Omit<ExecSpec, 'stdin'> & { stdin?: string | Buffer };
+
 export interface NamespaceExecTarget {
   initPid: number;
   cgroupProcsFiles: string[];
@@ -24,7 +27,7 @@ export interface NamespaceExecTarget {
  */
 export function execInNamespaces(
   target: NamespaceExecTarget,
-  spec: ExecSpec,
+  spec: NamespaceExecSpec,
   onChunk: (chunk: ExecChunk) => void,
 ): Promise<ExecResult> {
   if (spec.argv.length === 0) return Promise.reject(new Error('exec needs a non-empty argv'));

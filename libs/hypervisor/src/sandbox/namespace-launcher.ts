@@ -5,7 +5,11 @@ import { childrenOf, identify, type ProcessIdentity } from './process-identity';
 
 /**
  * Runs as PID 1 of the new namespaces with the host's tools, before entering the machine's root:
- * mounts the machine's own /proc (of its PID namespace) and /dev/shm (its IPC), sets its hostname.
+ * mounts the machine's own /proc (of its PID namespace) and /dev/shm (its IPC), sets its hostname,
+ * then makes the machine's root the namespace's root. `pivot_root . .` stacks the old root on top
+ * and `umount -l .` drops it with every host mount the namespace copied at unshare time: other
+ * machines' disks among them, which would otherwise stay mounted (and their loop devices attached)
+ * for as long as this machine lives. The overlay keeps its own references to its layers.
  */
 const SETUP_SCRIPT = [
   'set -e',
@@ -13,7 +17,10 @@ const SETUP_SCRIPT = [
   'mount -t proc -o nosuid,nodev,noexec proc "$root/proc"',
   'mount -t tmpfs -o nosuid,nodev,mode=1777 shm "$root/dev/shm"',
   'echo "$name" > /proc/sys/kernel/hostname',
-  'exec chroot "$root" /bin/sh -c "$init"',
+  'cd "$root"',
+  'pivot_root . .',
+  'umount -l .',
+  'exec /bin/sh -c "$init"',
 ].join('\n');
 
 /**

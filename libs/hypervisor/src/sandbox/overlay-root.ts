@@ -3,11 +3,34 @@ import type { MachineLayout } from './machine-layout';
 import { runCommand } from './run-command';
 
 /**
- * Mounts the machine's copy-on-write root: the shared base is the read-only lower layer, every write
- * lands in the machine's own upper layer, so machines never see each other's files.
+ * Keeps every layer a plain directory tree (whiteouts and opaque dirs only), so an upper dir can be
+ * copied with `cp -a` and reused as a lower layer: no redirects, metacopy-only files or index.
  */
-export async function mountOverlayRoot(baseRootfs: string, layout: MachineLayout): Promise<void> {
+const PLAIN_LAYERS = 'redirect_dir=off,metacopy=off,index=off';
+/** mount(2) takes the option string in one page; longer lowerdir lists fail with a vague error. */
+const MAX_OPTIONS_LENGTH = 4095;
+
+/** Options for overlayfs, checked for what would silently split or overflow the option string. */
+export function overlayOptions(lowers: string[], writable?: { upper: string; work: string }): string {
+  const dirs = [...lowers, ...(writable ? [writable.upper, writable.work] : [])];
+  const bad = dirs.find((dir) => /[:,\\]/.test(dir));
+  if (bad) throw new Error(`overlay layer path ${bad} contains ':', ',' or '\\' (move the state or snapshot directory)`);
+  const parts = [`lowerdir=${lowers.join(':')}`];
+  if (writable) parts.push(`upperdir=${writable.upper}`, `workdir=${writable.work}`);
+  const options = [...parts, PLAIN_LAYERS].join(',');
+  if (options.length > MAX_OPTIONS_LENGTH) {
+    throw new Error(`overlay options are ${options.length} bytes (limit ${MAX_OPTIONS_LENGTH}): shorten the data directory path`);
+  }
+  return options;
+}
+
+/**
+ * Mounts the machine's copy-on-write root: `lowers` (top first: identity layer, snapshot layers,
+ * base) are read-only; every write lands in the machine's own upper layer on its disk, so machines
+ * never see each other's files and snapshots never change.
+ */
+export async function mountOverlayRoot(lowers: string[], layout: MachineLayout): Promise<void> {
   for (const dir of [layout.upper, layout.work, layout.merged]) await mkdir(dir, { recursive: true });
-  const options = `lowerdir=${baseRootfs},upperdir=${layout.upper},workdir=${layout.work}`;
+  const options = overlayOptions(lowers, { upper: layout.upper, work: layout.work });
   await runCommand('mount', ['-t', 'overlay', 'overlay', '-o', options, layout.merged]);
 }

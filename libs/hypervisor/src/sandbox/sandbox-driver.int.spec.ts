@@ -1,11 +1,16 @@
-import { existsSync, readFileSync, readlinkSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MachineInfo } from '../hypervisor-driver.port';
-import { describeHypervisorDriverContract, execCollect, machineSpec } from '../testing/hypervisor-driver.contract';
+import {
+  describeHypervisorDriverContract,
+  execCollect,
+  machineSpec,
+  snapshotMachineSpec,
+} from '../testing/hypervisor-driver.contract';
 import { baseRootfsPath } from './base-rootfs';
-import { SandboxDriver } from './sandbox-driver';
+import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
 
 /**
  * Runs against the real host: namespaces, overlayfs and cgroup v1 need root. The base root filesystem
@@ -26,6 +31,36 @@ async function newStateDir(): Promise<string> {
 afterAll(async () => {
   for (const dir of stateDirs) await rm(dir, { recursive: true, force: true });
 });
+
+/** A driver on fresh state and snapshot directories (the base root filesystem is shared). */
+async function newDriver(log?: (line: string) => void): Promise<{ driver: SandboxDriver; stateDir: string; snapshotDir: string }> {
+  const stateDir = await newStateDir();
+  const snapshotDir = await newStateDir();
+  return { driver: new SandboxDriver({ stateDir, snapshotDir, cacheDir, log }), stateDir, snapshotDir };
+}
+
+/** Loop devices (by name) whose backing file lies under `dir`. */
+function loopDevicesUnder(dir: string): string[] {
+  return readdirSync('/sys/block')
+    .filter((name) => name.startsWith('loop'))
+    .filter((name) => {
+      try {
+        return readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').startsWith(`${dir}/`);
+      } catch {
+        return false; // not attached
+      }
+    });
+}
+
+/** The lowerdir layers of the overlay mounted at `merged`, from /proc/mounts. */
+function overlayLowerDirs(merged: string): string[] {
+  const line = readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .find((entry) => entry.split(' ')[1] === merged);
+  const lowerdir = /(?:^|,)lowerdir=([^,]*)/.exec(line?.split(' ')[3] ?? '')?.[1];
+  if (!lowerdir) throw new Error(`no overlay mounted at ${merged}`);
+  return lowerdir.split(':');
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -55,17 +90,17 @@ function cgroupDirs(vmId: string): string[] {
 }
 
 describeAsRoot('SandboxDriver', () => {
-  describeHypervisorDriverContract('sandbox', async () => new SandboxDriver({ stateDir: await newStateDir(), cacheDir }));
+  describeHypervisorDriverContract('sandbox', async () => (await newDriver()).driver);
 
   describe('on this host', () => {
     let stateDir: string;
+    let snapshotDir: string;
     let driver: SandboxDriver;
     let info: MachineInfo;
     const spec = machineSpec({ vcpu_count: 2, mem_size_mib: 300, env: { ROLE: 'sandbox-test' } });
 
     beforeAll(async () => {
-      stateDir = await newStateDir();
-      driver = new SandboxDriver({ stateDir, cacheDir, log: (line) => console.log(line) });
+      ({ driver, stateDir, snapshotDir } = await newDriver((line) => console.log(line)));
       await driver.prepare();
       info = await driver.create(spec);
     }, 15 * 60_000);
@@ -83,7 +118,9 @@ describeAsRoot('SandboxDriver', () => {
       const machineView = (await execCollect(driver, spec.vm_id, { argv: ['cat', '/proc/1/stat'] })).stdout.toString();
       const startTime = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
       expect(startTime(machineView)).toBe(startTime(hostView));
-      expect((await execCollect(driver, spec.vm_id, { argv: ['uname', '-n'] })).stdout.toString()).toBe(`${spec.vm_id}\n`);
+      expect((await execCollect(driver, spec.vm_id, { argv: ['uname', '-n'] })).stdout.toString()).toBe(
+        `${spec.identity.hostname}\n`,
+      );
     });
 
     it('limits the machine through its cgroups and puts exec’d processes in them', async () => {
@@ -101,14 +138,16 @@ describeAsRoot('SandboxDriver', () => {
       const name = `written-${spec.vm_id}`;
       const result = await execCollect(driver, spec.vm_id, { argv: ['sh', '-c', `echo data > /root/${name}`] });
       expect(result.exit_code).toBe(0);
-      expect(existsSync(join(stateDir, spec.vm_id, 'upper/root', name))).toBe(true);
+      expect(existsSync(join(stateDir, spec.vm_id, 'disk/upper/root', name))).toBe(true);
       expect(existsSync(join(baseRootfsPath(cacheDir), 'root', name))).toBe(false);
     });
 
     it('is found again, and usable, by a new driver instance on the same state dir (a restarted worker)', async () => {
       await execCollect(driver, spec.vm_id, { argv: ['sh', '-c', 'echo before-restart > /root/marker'] });
-      const restarted = new SandboxDriver({ stateDir, cacheDir });
+      const snapshot = await driver.commit(spec.vm_id, `restart-${spec.vm_id}`);
+      const restarted = new SandboxDriver({ stateDir, snapshotDir, cacheDir });
       expect(await restarted.list()).toEqual([{ vm_id: spec.vm_id, state: 'running', pid: info.pid }]);
+      expect(await restarted.listSnapshots()).toEqual([snapshot]);
       expect(await restarted.status(spec.vm_id)).toBe('running');
       const read = await execCollect(restarted, spec.vm_id, { argv: ['cat', '/root/marker'] });
       expect(read.stdout.toString()).toBe('before-restart\n');
@@ -129,16 +168,83 @@ describeAsRoot('SandboxDriver', () => {
         .map(Number);
       expect(members).toContain(doomedInfo.pid);
       expect(members.length).toBeGreaterThanOrEqual(4); // unshare, init, two sleeps
+      await driver.resizeDisk(doomed.vm_id, doomed.fs_size_mib + 256);
+      const machineDir = join(stateDir, doomed.vm_id);
+      expect(loopDevicesUnder(machineDir)).toHaveLength(1);
       await driver.pause(doomed.vm_id); // destroy must also work on a frozen machine
 
       await driver.destroy(doomed.vm_id);
 
       expect(await waitUntilGone(members)).toEqual([]);
-      const machineDir = join(stateDir, doomed.vm_id);
+      expect(loopDevicesUnder(machineDir)).toEqual([]);
       expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(machineDir);
       expect(cgroupDirs(doomed.vm_id).filter((dir) => existsSync(dir))).toEqual([]);
       expect(existsSync(machineDir)).toBe(false);
       expect(await driver.status(doomed.vm_id)).toBeNull();
     });
+  });
+  describe('snapshot layers on this host', () => {
+    let driver: SandboxDriver;
+    let stateDir: string;
+    let snapshotDir: string;
+
+    beforeAll(async () => {
+      ({ driver, stateDir, snapshotDir } = await newDriver());
+      await driver.prepare();
+    }, 15 * 60_000);
+
+    afterAll(async () => {
+      for (const machine of (await driver?.list()) ?? []) await driver.destroy(machine.vm_id);
+    });
+
+    const run = async (vmId: string, script: string) => {
+      const result = await execCollect(driver, vmId, { argv: ['sh', '-c', script] });
+      expect(result.stderr.toString()).toBe('');
+      expect(result.exit_code).toBe(0);
+      return result.stdout.toString();
+    };
+
+    it(`flattens a chain deeper than ${MAX_SNAPSHOT_LAYERS} layers into one, keeping files and deletions`, async () => {
+      const generations = MAX_SNAPSHOT_LAYERS + 1;
+      let vmId = (await driver.create(machineSpec())).vm_id;
+      let lowers: string[] = [];
+      for (let generation = 1; generation <= generations; generation++) {
+        await run(vmId, `echo ${generation} > /root/gen-${generation}${generation === 5 ? '; rm /root/gen-2 /etc/debian_version' : ''}`);
+        await driver.commit(vmId, `chain-${generation}`);
+        await driver.destroy(vmId);
+        vmId = (await driver.startFromSnapshot(`chain-${generation}`, snapshotMachineSpec())).vm_id;
+        lowers = overlayLowerDirs(join(stateDir, vmId, 'merged'));
+        // identity layer + snapshot layers (+ the base until the chain is flattened)
+        expect(lowers.length).toBeLessThanOrEqual(MAX_SNAPSHOT_LAYERS + 2);
+      }
+      expect(lowers).toEqual([join(stateDir, vmId, 'identity'), join(snapshotDir, `chain-${generations}`, 'layer')]);
+      const expected = Array.from({ length: generations }, (_, i) => `gen-${i + 1}`).filter((name) => name !== 'gen-2');
+      expect((await run(vmId, 'cd /root && ls gen-* | sort -V')).trim().split('\n')).toEqual(expected);
+      expect(await run(vmId, 'cat /root/gen-1; [ -e /etc/debian_version ] || echo deleted')).toBe('1\ndeleted\n');
+      expect(await run(vmId, 'ls /bin/sh /usr/bin/env')).toBe('/bin/sh\n/usr/bin/env\n');
+    }, 5 * 60_000);
+
+    it('hides a deleted snapshot that a later one sits on, and removes its files once nothing does', async () => {
+      const source = (await driver.create(machineSpec())).vm_id;
+      await run(source, 'echo parent > /root/parent');
+      await driver.commit(source, 'parent');
+      const middle = (await driver.startFromSnapshot('parent', snapshotMachineSpec())).vm_id;
+      await run(middle, 'echo child > /root/child');
+      await driver.commit(middle, 'child');
+      await driver.destroy(middle);
+
+      await driver.deleteSnapshot('parent');
+      expect(await driver.getSnapshot('parent')).toBeNull();
+      await expect(driver.startFromSnapshot('parent', snapshotMachineSpec())).rejects.toThrow(/not found/);
+      expect(existsSync(join(snapshotDir, 'parent'))).toBe(true); // 'child' sits on its layer
+
+      const grandchild = (await driver.startFromSnapshot('child', snapshotMachineSpec())).vm_id;
+      expect(await run(grandchild, 'cat /root/parent /root/child')).toBe('parent\nchild\n');
+      await driver.destroy(grandchild);
+      await driver.deleteSnapshot('child');
+      await driver.deleteSnapshot('child'); // a replayed delete succeeds
+      expect((await readdir(snapshotDir)).filter((name) => ['parent', 'child'].includes(name))).toEqual([]);
+      expect(await run(source, 'cat /root/parent')).toBe('parent\n');
+    }, 5 * 60_000);
   });
 });

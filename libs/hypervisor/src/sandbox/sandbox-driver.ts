@@ -1,8 +1,12 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import {
   MachineNotFoundError,
+  MachineStateError,
+  SnapshotNotFoundError,
+  type CommitOptions,
+  type DriverCapabilities,
   type DriverProbe,
   type ExecChunk,
   type ExecResult,
@@ -11,39 +15,67 @@ import {
   type MachineInfo,
   type MachineSpec,
   type MachineState,
+  type SnapshotInfo,
+  type SnapshotMachineSpec,
+  type WriteFileOptions,
 } from '../hypervisor-driver.port';
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
 import { parseEnvironmentFile } from './environment-file';
+import { flattenLayers } from './flatten-layers';
+import { readGuestFile, writeGuestFile } from './guest-files';
 import { unmountAllUnder } from './host-mounts';
 import { MachineCgroups } from './machine-cgroups';
-import { hostnameOf, writeMachineIdentityFiles } from './machine-identity-files';
-import { isSafeVmId, MachineLayout } from './machine-layout';
+import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
+import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
+import { isSafeSnapshotId, isSafeVmId, MachineLayout, type MachineRecord } from './machine-layout';
 import { launchNamespaceInit } from './namespace-launcher';
 import { mountOverlayRoot } from './overlay-root';
-import { DEFAULT_EXEC_ENV, execInNamespaces } from './namespace-exec';
+import { DEFAULT_EXEC_ENV, execInNamespaces, type NamespaceExecTarget } from './namespace-exec';
 import { isAlive, type ProcessIdentity } from './process-identity';
 import { runCommand } from './run-command';
+import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
 
 export interface SandboxDriverOptions {
-  /** Per-machine state (overlay layers, records); machines are found here again after a restart. */
+  /** Per-machine state (disks, layers, records); machines are found here again after a restart. */
   stateDir: string;
+  /** Snapshots (immutable layers + metadata); they outlive the machines they were taken from. */
+  snapshotDir: string;
   /** Host-wide cache shared by data directories and test runs (the base root filesystem). */
   cacheDir: string;
   log?: (line: string) => void;
 }
+
+/**
+ * Snapshot layers a chain may stack before a commit flattens it into one. The lowerdir list goes
+ * to mount(2) in a single 4 KiB page: 16 layers of ~100-byte paths, plus the identity layer, the
+ * base, upper and work, stay well inside it even for long data directory paths (overlayfs itself
+ * would take 500); and every lookup that misses walks all layers, so short chains stay fast.
+ */
+export const MAX_SNAPSHOT_LAYERS = 16;
+
+const HOST_TOOLS = ['unshare', 'nsenter', 'pivot_root', 'flock', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'ssh-keygen', 'cp'];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Machines as Linux namespaces (mount, PID, UTS, IPC) over an overlayfs copy-on-write root, limited
  * and frozen through cgroup v1. The network namespace is shared with the host.
+ *
+ * Snapshots hold the filesystem only (capabilities.memory_snapshots is false): a machine started
+ * from a snapshot, or a branch child, boots fresh processes on a copy of the files.
  */
 export class SandboxDriver implements HypervisorDriver {
   readonly name = 'sandbox';
+  readonly capabilities: DriverCapabilities = { memory_snapshots: false };
   private readonly log: (line: string) => void;
+  private readonly stateDir: string;
+  private readonly snapshots: SnapshotStore;
 
   constructor(private readonly options: SandboxDriverOptions) {
     this.log = options.log ?? (() => undefined);
+    // Absolute paths: they end up in mount options and in losetup's view of backing files.
+    this.stateDir = resolve(options.stateDir);
+    this.snapshots = new SnapshotStore(resolve(options.snapshotDir));
   }
 
   async probe(): Promise<DriverProbe> {
@@ -52,16 +84,18 @@ export class SandboxDriver implements HypervisorDriver {
       return { ok: false, reason: 'cgroup v1 freezer/memory/cpu/pids hierarchies not mounted under /sys/fs/cgroup' };
     }
     const filesystems = await readFile('/proc/filesystems', 'utf8');
-    if (!/\toverlay$/m.test(filesystems)) return { ok: false, reason: 'overlayfs not available' };
-    for (const tool of ['unshare', 'nsenter', 'chroot', 'flock']) {
+    for (const fs of ['overlay', 'btrfs']) {
+      if (!new RegExp(`\\t${fs}$`, 'm').test(filesystems)) return { ok: false, reason: `${fs} not available in this kernel` };
+    }
+    for (const tool of HOST_TOOLS) {
       const found = await runCommand('sh', ['-c', `command -v ${tool}`]).catch(() => '');
-      if (!found) return { ok: false, reason: `${tool} not installed (util-linux/coreutils)` };
+      if (!found) return { ok: false, reason: `${tool} not installed (util-linux, btrfs-progs, openssh-client, coreutils)` };
     }
     if (!existsSync(baseRootfsPath(this.options.cacheDir))) {
       const debootstrap = await runCommand('sh', ['-c', 'command -v debootstrap']).catch(() => '');
       if (!debootstrap) return { ok: false, reason: 'no base root filesystem cached and debootstrap not installed' };
     }
-    return { ok: true, reason: 'namespaces + overlayfs + cgroup v1 freezer available' };
+    return { ok: true, reason: 'namespaces + overlayfs + btrfs loop disks + cgroup v1 freezer available' };
   }
 
   async prepare(): Promise<void> {
@@ -70,43 +104,77 @@ export class SandboxDriver implements HypervisorDriver {
 
   async create(spec: MachineSpec): Promise<MachineInfo> {
     if (spec.image_name !== 'default') throw new Error(`sandbox has no image "${spec.image_name}" (only "default")`);
-    const layout = new MachineLayout(this.options.stateDir, spec.vm_id);
-    const base = await ensureBaseRootfs(this.options.cacheDir, this.log);
-    await mkdir(this.options.stateDir, { recursive: true });
+    await ensureBaseRootfs(this.options.cacheDir, this.log);
+    await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true } });
+    return this.bootReserved(spec.vm_id);
+  }
+
+  async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo> {
+    // Under the snapshot lock, so a concurrent deleteSnapshot sees the machine as a dependant.
+    await this.snapshots.withLock(async () => {
+      const stored = await this.liveSnapshot(snapshot_id);
+      const { vcpu_count, mem_size_mib, fs_size_mib } = stored.info;
+      await this.reserveMachine({
+        spec: { ...spec, vcpu_count, mem_size_mib, fs_size_mib, image_name: stored.image_name },
+        source_snapshot_id: snapshot_id,
+        chain: stored.chain,
+      });
+    });
+    return this.bootReserved(spec.vm_id);
+  }
+
+  /** Claims the machine's directory (failing if the vm_id exists) and records what it sits on. */
+  private async reserveMachine(record: MachineRecord): Promise<void> {
+    const layout = new MachineLayout(this.stateDir, record.spec.vm_id);
+    await mkdir(this.stateDir, { recursive: true });
     try {
       await mkdir(layout.dir); // fails if the machine exists: creation is never a silent overwrite
     } catch (error: any) {
-      if (error.code === 'EEXIST') throw new Error(`machine ${spec.vm_id} already exists on this host`);
+      if (error.code === 'EEXIST') throw new Error(`machine ${record.spec.vm_id} already exists on this host`);
       throw error;
     }
-    const cgroups = new MachineCgroups(spec.vm_id);
+    await layout.writeRecord(record);
+  }
+
+  /** Disk, identity layer, overlay root and init of a reserved machine; undone entirely on failure. */
+  private async bootReserved(vm_id: string): Promise<MachineInfo> {
+    const layout = new MachineLayout(this.stateDir, vm_id);
+    const record = (await layout.readRecord())!;
+    const { spec } = record;
+    const cgroups = new MachineCgroups(vm_id);
     try {
       await cgroups.create({ memMib: spec.mem_size_mib, vcpus: spec.vcpu_count });
-      await mountOverlayRoot(base, layout);
-      await writeMachineIdentityFiles(layout.merged, spec);
+      await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
+      await writeIdentityLayer(layout.identity, spec);
+      await mountOverlayRoot([layout.identity, ...this.lowerDirs(record.chain)], layout);
       const init = await launchNamespaceInit({
         root: layout.merged,
         hostname: hostnameOf(spec),
         cgroupProcsFiles: cgroups.procsFiles(),
         logFile: layout.initLog,
       });
-      await layout.writeRecord({ spec, init });
-      this.log(`sandbox: machine ${spec.vm_id} running (init pid ${init.pid})`);
-      return { vm_id: spec.vm_id, state: 'running', pid: init.pid };
+      await layout.writeRecord({ ...record, init });
+      this.log(`sandbox: machine ${vm_id} running (init pid ${init.pid})`);
+      return { vm_id, state: 'running', pid: init.pid };
     } catch (error) {
-      await this.destroy(spec.vm_id).catch(() => undefined);
+      await this.destroy(vm_id).catch(() => undefined);
       throw error;
     }
   }
 
+  private lowerDirs(chain: LayerChain): string[] {
+    const layers = chain.snapshots.map((id) => this.snapshots.layerDir(id));
+    return chain.base ? [...layers, baseRootfsPath(this.options.cacheDir)] : layers;
+  }
+
   async destroy(vm_id: string): Promise<void> {
     if (!isSafeVmId(vm_id)) return; // no such machine can exist
-    const layout = new MachineLayout(this.options.stateDir, vm_id);
+    const layout = new MachineLayout(this.stateDir, vm_id);
     const cgroups = new MachineCgroups(vm_id);
     const record = await layout.readRecord();
     // Thaw first: a frozen process cannot act on SIGKILL until it runs again.
     if ((await cgroups.freezerState()) !== null) await cgroups.setFrozen(false);
-    if (record) await killAndWait(record.init); // PID 1 dying takes its whole PID namespace along
+    if (record?.init) await killAndWait(record.init); // PID 1 dying takes its whole PID namespace along
     // Anything else still in the machine's cgroups (e.g. an nsenter on its way in) goes too.
     for (let round = 0; round < 50; round++) {
       const pids = await cgroups.memberPids();
@@ -115,65 +183,226 @@ export class SandboxDriver implements HypervisorDriver {
       await sleep(20);
     }
     await unmountAllUnder(layout.dir);
+    if (existsSync(layout.diskImage)) await releaseMachineDisk(layout.diskImage);
     await cgroups.remove();
     await rm(layout.dir, { recursive: true, force: true });
+    // The machine may have been the last thing holding a deleted snapshot's layer.
+    if (record?.chain.snapshots.length) await this.snapshots.withLock(() => this.collectSnapshotGarbage());
   }
 
   async pause(vm_id: string): Promise<void> {
-    await this.requireRunningInit(vm_id);
+    await this.requireLive(vm_id);
     await new MachineCgroups(vm_id).setFrozen(true);
   }
 
   async resume(vm_id: string): Promise<void> {
-    await this.requireRunningInit(vm_id);
+    await this.requireLive(vm_id);
     await new MachineCgroups(vm_id).setFrozen(false);
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
     if (!isSafeVmId(vm_id)) return null;
-    const layout = new MachineLayout(this.options.stateDir, vm_id);
+    const layout = new MachineLayout(this.stateDir, vm_id);
     if (!existsSync(layout.dir)) return null;
     const record = await layout.readRecord();
-    if (!record || !(await isAlive(record.init))) return 'dead';
+    if (!record?.init || !(await isAlive(record.init))) return 'dead';
     return (await new MachineCgroups(vm_id).freezerState()) === 'FROZEN' ? 'paused' : 'running';
   }
 
   async list(): Promise<MachineInfo[]> {
-    const entries = await readdir(this.options.stateDir, { withFileTypes: true }).catch(() => []);
     const machines: MachineInfo[] = [];
-    for (const entry of entries) {
-      if (!entry.isDirectory()) continue;
-      const state = await this.status(entry.name).catch(() => null);
+    for (const vm_id of await this.machineIds()) {
+      const state = await this.status(vm_id).catch(() => null);
       if (state === null) continue;
-      const record = await new MachineLayout(this.options.stateDir, entry.name).readRecord();
-      machines.push({ vm_id: entry.name, state, pid: record?.init.pid });
+      const record = await new MachineLayout(this.stateDir, vm_id).readRecord();
+      machines.push({ vm_id, state, pid: record?.init?.pid });
     }
     return machines;
   }
 
   async exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
-    const { layout, init } = await this.requireRunningInit(vm_id);
+    const { layout, init } = await this.requireRunning(vm_id);
     // Like a login: defaults, then the machine's /etc/environment, then the exec's own env.
     const machineEnv = parseEnvironmentFile(
       await readFile(join(layout.merged, 'etc/environment'), 'utf8').catch(() => ''),
     );
-    return execInNamespaces(
-      {
-        initPid: init.pid,
-        cgroupProcsFiles: new MachineCgroups(vm_id).procsFiles(),
-        env: { ...DEFAULT_EXEC_ENV, ...machineEnv, ...(spec.env ?? {}) },
-      },
-      spec,
-      onChunk,
-    );
+    const env = { ...DEFAULT_EXEC_ENV, ...machineEnv, ...(spec.env ?? {}) };
+    return execInNamespaces(this.execTarget(vm_id, init, env), spec, onChunk);
   }
 
-  private async requireRunningInit(vm_id: string): Promise<{ layout: MachineLayout; init: ProcessIdentity }> {
+  async readFile(vm_id: string, path: string): Promise<Buffer> {
+    const { init } = await this.requireRunning(vm_id);
+    return readGuestFile(this.execTarget(vm_id, init, { ...DEFAULT_EXEC_ENV }), path);
+  }
+
+  async writeFile(vm_id: string, path: string, content: Buffer, options: WriteFileOptions = {}): Promise<void> {
+    const { init } = await this.requireRunning(vm_id);
+    await writeGuestFile(this.execTarget(vm_id, init, { ...DEFAULT_EXEC_ENV }), path, content, {
+      mode: options.mode ?? 0o644,
+      createDirs: options.create_dirs ?? false,
+    });
+  }
+
+  private execTarget(vm_id: string, init: ProcessIdentity, env: Record<string, string>): NamespaceExecTarget {
+    return { initPid: init.pid, cgroupProcsFiles: new MachineCgroups(vm_id).procsFiles(), env };
+  }
+
+  /**
+   * Copies the machine's upper layer, frozen so no write lands half-way, into a new immutable
+   * snapshot layer that sits on the machine's own layers. Past MAX_SNAPSHOT_LAYERS the chain is
+   * flattened into one self-contained layer (after the thaw: the copy reads only immutable layers).
+   */
+  async commit(vm_id: string, snapshot_id: string, options: CommitOptions = {}): Promise<SnapshotInfo> {
+    if (!isSafeSnapshotId(snapshot_id)) throw new Error(`invalid snapshot id ${JSON.stringify(snapshot_id)}`);
+    const { layout, record } = await this.requireLive(vm_id);
+    return this.snapshots.withLock(async () => {
+      if (await this.snapshots.read(snapshot_id)) throw new Error(`snapshot ${snapshot_id} already exists`);
+      const scratch = this.snapshots.scratchDir(snapshot_id);
+      await rm(scratch, { recursive: true, force: true });
+      await mkdir(scratch);
+      try {
+        const captured = join(scratch, 'layer');
+        const cgroups = new MachineCgroups(vm_id);
+        const wasRunning = (await cgroups.freezerState()) !== 'FROZEN';
+        if (wasRunning) await cgroups.setFrozen(true);
+        try {
+          await runCommand('cp', ['-a', `${layout.upper}/.`, captured]);
+        } finally {
+          if (wasRunning && !options.keep_paused) await cgroups.setFrozen(false);
+        }
+        let chain: LayerChain = { snapshots: [snapshot_id, ...record.chain.snapshots], base: record.chain.base };
+        if (chain.snapshots.length > MAX_SNAPSHOT_LAYERS) {
+          const flat = join(scratch, 'flat');
+          await flattenLayers([captured, ...this.lowerDirs(record.chain)], join(scratch, 'view'), flat);
+          await rm(captured, { recursive: true, force: true });
+          await runCommand('mv', ['-T', flat, captured]);
+          chain = { snapshots: [snapshot_id], base: false };
+        }
+        const { spec } = record;
+        const info: SnapshotInfo = {
+          snapshot_id,
+          source_vm_id: vm_id,
+          includes_memory: false,
+          vcpu_count: spec.vcpu_count,
+          mem_size_mib: spec.mem_size_mib,
+          fs_size_mib: spec.fs_size_mib,
+          created_at: new Date().toISOString(),
+        };
+        await this.snapshots.publish({ info, image_name: spec.image_name, chain });
+        this.log(`sandbox: snapshot ${snapshot_id} of ${vm_id} (${chain.snapshots.length} layer(s))`);
+        return info;
+      } catch (error) {
+        await unmountAllUnder(scratch);
+        await rm(scratch, { recursive: true, force: true });
+        throw error;
+      }
+    });
+  }
+
+  /** One commit (one pause of the source), then every child starts from it with fresh processes. */
+  async branch(
+    vm_id: string,
+    snapshot_id: string,
+    children: SnapshotMachineSpec[],
+    options?: CommitOptions,
+  ): Promise<{ snapshot: SnapshotInfo; machines: MachineInfo[] }> {
+    const snapshot = await this.commit(vm_id, snapshot_id, options);
+    const machines: MachineInfo[] = [];
+    try {
+      for (const child of children) machines.push(await this.startFromSnapshot(snapshot_id, child));
+    } catch (error) {
+      // All or nothing, so the worker can retry the whole branch under the same ids.
+      for (const machine of machines) await this.destroy(machine.vm_id).catch(() => undefined);
+      await this.deleteSnapshot(snapshot_id).catch(() => undefined);
+      throw error;
+    }
+    return { snapshot, machines };
+  }
+
+  async resizeDisk(vm_id: string, fs_size_mib: number): Promise<void> {
+    const { layout, record } = await this.requireLive(vm_id);
+    const current = record.spec.fs_size_mib;
+    if (!Number.isInteger(fs_size_mib) || fs_size_mib <= current) {
+      throw new Error(`disk of ${vm_id} is ${current} MiB; it can only grow, not to ${fs_size_mib} MiB`);
+    }
+    await growMachineDisk(layout.diskImage, layout.disk, fs_size_mib);
+    await layout.writeRecord({ ...record, spec: { ...record.spec, fs_size_mib } });
+  }
+
+  async getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null> {
+    if (!isSafeSnapshotId(snapshot_id)) return null;
+    const stored = await this.snapshots.read(snapshot_id);
+    return stored && !stored.deleted ? stored.info : null;
+  }
+
+  async listSnapshots(): Promise<SnapshotInfo[]> {
+    const stored = await this.snapshots.readAll();
+    return stored
+      .filter((snapshot) => !snapshot.deleted)
+      .map((snapshot) => snapshot.info)
+      .sort((x, y) => x.created_at.localeCompare(y.created_at));
+  }
+
+  /**
+   * Refuses while a machine started from the snapshot exists. Later snapshots (and their machines)
+   * may still sit on its layer: then it is only hidden, and its files go when the last user does.
+   * Deleting an unknown snapshot succeeds (the worker may replay).
+   */
+  async deleteSnapshot(snapshot_id: string): Promise<void> {
+    if (!isSafeSnapshotId(snapshot_id)) return;
+    await this.snapshots.withLock(async () => {
+      const stored = await this.snapshots.read(snapshot_id);
+      if (!stored || stored.deleted) return;
+      const dependants = (await this.machineRecords()).filter((r) => r.source_snapshot_id === snapshot_id);
+      if (dependants.length > 0) {
+        const ids = dependants.map((r) => r.spec.vm_id).join(', ');
+        throw new Error(`snapshot ${snapshot_id} is in use by ${dependants.length} machine(s) started from it: ${ids}`);
+      }
+      await this.snapshots.markDeleted(stored);
+      await this.collectSnapshotGarbage();
+    });
+  }
+
+  private async collectSnapshotGarbage(): Promise<void> {
+    await this.snapshots.collectGarbage((await this.machineRecords()).map((r) => r.chain));
+  }
+
+  private async liveSnapshot(snapshot_id: string): Promise<StoredSnapshot> {
+    const stored = isSafeSnapshotId(snapshot_id) ? await this.snapshots.read(snapshot_id) : null;
+    if (!stored || stored.deleted) throw new SnapshotNotFoundError(snapshot_id);
+    return stored;
+  }
+
+  private async machineIds(): Promise<string[]> {
+    const entries = await readdir(this.stateDir, { withFileTypes: true }).catch(() => []);
+    return entries.filter((entry) => entry.isDirectory() && isSafeVmId(entry.name)).map((entry) => entry.name);
+  }
+
+  private async machineRecords(): Promise<MachineRecord[]> {
+    const records: MachineRecord[] = [];
+    for (const vm_id of await this.machineIds()) {
+      const record = await new MachineLayout(this.stateDir, vm_id).readRecord();
+      if (record) records.push(record);
+    }
+    return records;
+  }
+
+  /** The machine exists and its init runs (it may be paused). */
+  private async requireLive(vm_id: string): Promise<{ layout: MachineLayout; record: MachineRecord; init: ProcessIdentity }> {
     if (!(await this.status(vm_id))) throw new MachineNotFoundError(vm_id);
-    const layout = new MachineLayout(this.options.stateDir, vm_id);
+    const layout = new MachineLayout(this.stateDir, vm_id);
     const record = await layout.readRecord();
-    if (!record || !(await isAlive(record.init))) throw new Error(`machine ${vm_id} is dead`);
-    return { layout, init: record.init };
+    if (!record?.init || !(await isAlive(record.init))) throw new MachineStateError(vm_id, `machine ${vm_id} is dead`);
+    return { layout, record, init: record.init };
+  }
+
+  /** The machine runs: a process entering a frozen machine would hang, so a paused one is refused. */
+  private async requireRunning(vm_id: string): Promise<{ layout: MachineLayout; init: ProcessIdentity }> {
+    const live = await this.requireLive(vm_id);
+    if ((await new MachineCgroups(vm_id).freezerState()) === 'FROZEN') {
+      throw new MachineStateError(vm_id, `machine ${vm_id} is paused`);
+    }
+    return live;
   }
 }
 

@@ -1,55 +1,30 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import {
+  GuestFileError,
   MachineNotFoundError,
-  type ExecChunk,
-  type ExecSpec,
+  MachineStateError,
+  SnapshotNotFoundError,
   type HypervisorDriver,
   type MachineSpec,
+  type SnapshotInfo,
+  type SnapshotMachineSpec,
 } from '../hypervisor-driver.port';
+import {
+  eventually,
+  execCollect,
+  existing,
+  identityOf,
+  processesWithMarker,
+  rootFsSizeMib,
+  stdoutOf,
+  type GuestIdentity,
+} from './guest-probes';
+import { machineSpec, snapshotMachineSpec } from './machine-specs';
 
-/** What one exec produced: the chunks as delivered, and each stream's bytes joined. */
-export interface CollectedExec {
-  exit_code: number;
-  chunks: ExecChunk[];
-  stdout: Buffer;
-  stderr: Buffer;
-}
-
-export async function execCollect(
-  driver: HypervisorDriver,
-  vmId: string,
-  spec: ExecSpec,
-  onChunk?: (chunk: ExecChunk) => void,
-): Promise<CollectedExec> {
-  const chunks: ExecChunk[] = [];
-  const { exit_code } = await driver.exec(vmId, spec, (chunk) => {
-    chunks.push(chunk);
-    onChunk?.(chunk);
-  });
-  const joined = (stream: ExecChunk['stream']) => Buffer.concat(chunks.filter((c) => c.stream === stream).map((c) => c.data));
-  return { exit_code, chunks, stdout: joined('stdout'), stderr: joined('stderr') };
-}
-
-async function stdoutOf(driver: HypervisorDriver, vmId: string, spec: ExecSpec): Promise<string> {
-  const result = await execCollect(driver, vmId, spec);
-  if (result.exit_code !== 0) {
-    throw new Error(`${spec.argv.join(' ')} exited ${result.exit_code}: ${result.stderr.toString()}`);
-  }
-  return result.stdout.toString();
-}
-
-/** Polls `read` until `accept` holds; fails with the last value after `attempts` tries. */
-async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, attempts = 100): Promise<T> {
-  let value = await read();
-  for (let attempt = 1; attempt < attempts && !accept(value); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    value = await read();
-  }
-  if (!accept(value)) throw new Error(`condition not reached; last value: ${JSON.stringify(value)}`);
-  return value;
-}
+export { execCollect, type CollectedExec } from './guest-probes';
+export { machineSpec, snapshotMachineSpec, openSshPublicKey } from './machine-specs';
 
 /** The `comm` and start time of a process from a /proc/<pid>/stat line (the rest changes as it runs). */
 function commAndStartTime(stat: string): string {
@@ -58,22 +33,42 @@ function commAndStartTime(stat: string): string {
   return `${comm} ${startTime}`;
 }
 
-export function machineSpec(overrides: Partial<MachineSpec> = {}): MachineSpec {
-  return {
-    vm_id: randomUUID(),
-    vcpu_count: 1,
-    mem_size_mib: 256,
-    fs_size_mib: 1024,
-    image_name: 'default',
-    env: {},
-    ...overrides,
-  };
+/** KEY=VALUE lines sorted by key: what /etc/environment must hold. */
+function environmentFileOf(env: Record<string, string>): string {
+  return Object.keys(env)
+    .sort()
+    .map((key) => `${key}=${env[key]}\n`)
+    .join('');
+}
+
+/** The machine is who its spec says, with a well-formed machine id and SSH host key of its own. */
+function expectIdentityOf(identity: GuestIdentity, spec: Pick<MachineSpec, 'env' | 'identity'>): void {
+  expect(identity.unameHostname).toBe(spec.identity.hostname);
+  expect(identity.etcHostname).toBe(spec.identity.hostname);
+  expect(identity.machineId).toMatch(/^[0-9a-f]{32}$/);
+  expect(identity.hostKeyFirstLine).toBe('-----BEGIN OPENSSH PRIVATE KEY-----');
+  expect(identity.hostKeyMode).toBe('600');
+  expect(identity.hostKeyPub).toMatch(/^ssh-ed25519 AAAA[0-9A-Za-z+/=]+( .*)?$/);
+  expect(identity.authorizedKeys.split('\n')).toContain(spec.identity.ssh_authorized_key);
+  expect(identity.environment).toBe(environmentFileOf(spec.env));
+}
+
+/** No two machines share a machine id or an SSH host key. */
+function expectDistinct(identities: GuestIdentity[]): void {
+  expect(new Set(identities.map((i) => i.machineId)).size).toBe(identities.length);
+  expect(new Set(identities.map((i) => i.hostKeyPub.split(' ')[1])).size).toBe(identities.length);
 }
 
 /**
  * The behaviour every hypervisor driver must show, run against a real driver on this host. Machine
- * creation may take seconds (QEMU under TCG), so the suite creates two machines once and runs every
- * check against them; the tests run in order and the last ones destroy machine B.
+ * creation may take seconds (QEMU under TCG), so the suite creates two machines once and runs most
+ * checks against them; the snapshot checks start four more (one from a commit, two branch children,
+ * one from a commit of a child) and group their assertions. Tests run in order and share state:
+ * a failure early in "snapshots" fails the later ones too.
+ *
+ * Memory snapshots are checked where the driver has them (capabilities.memory_snapshots): then a
+ * process started before a commit runs on in the new machines with its PID and memory; without
+ * them the new machines must boot fresh, with no such process.
  *
  * Exec environment (fixed here for all drivers): PATH and HOME defaults, then the machine's
  * /etc/environment, then ExecSpec.env; nothing of the host's environment.
@@ -84,6 +79,7 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
     const a = machineSpec({ env: { ARBOR_ZED: 'last', ARBOR_ALPHA: 'first', ARBOR_MIDDLE: 'with spaces' } });
     const b = machineSpec({ vcpu_count: 2, mem_size_mib: 512 });
     const created: string[] = [];
+    const snapshotIds: string[] = [];
 
     beforeAll(async () => {
       driver = await open();
@@ -98,6 +94,7 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
     afterAll(async () => {
       if (!driver) return;
       for (const vmId of created) await driver.destroy(vmId);
+      for (const id of snapshotIds) await driver.deleteSnapshot(id).catch(() => undefined);
     }, 5 * 60_000);
 
     describe('lifecycle', () => {
@@ -223,13 +220,12 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
     });
 
     describe('isolation', () => {
-      it('gives each machine its own hostname', async () => {
-        const nameA = (await stdoutOf(driver, a.vm_id, { argv: ['uname', '-n'] })).trim();
-        const nameB = (await stdoutOf(driver, b.vm_id, { argv: ['uname', '-n'] })).trim();
-        expect(nameA).not.toBe('');
-        expect(nameA).not.toBe(hostname());
-        expect(nameA).not.toBe(nameB);
-        expect((await stdoutOf(driver, a.vm_id, { argv: ['cat', '/etc/hostname'] })).trim()).toBe(nameA);
+      it('gives each machine the identity of its spec: hostname, machine id, SSH keys, /etc/environment', async () => {
+        const [identityA, identityB] = [await identityOf(driver, a.vm_id), await identityOf(driver, b.vm_id)];
+        expectIdentityOf(identityA, a);
+        expectIdentityOf(identityB, b);
+        expect(identityA.unameHostname).not.toBe(hostname());
+        expectDistinct([identityA, identityB]);
       });
 
       it("gives each machine its own PID namespace whose PID 1 is the machine's init", async () => {
@@ -254,6 +250,53 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
       it("writes the spec's env into /etc/environment as sorted KEY=VALUE lines", async () => {
         const lines = (await stdoutOf(driver, a.vm_id, { argv: ['cat', '/etc/environment'] })).trimEnd().split('\n');
         expect(lines).toEqual(['ARBOR_ALPHA=first', 'ARBOR_MIDDLE=with spaces', 'ARBOR_ZED=last']);
+      });
+    });
+
+    describe('files', () => {
+      it('writes and reads back binary content, replacing an existing file', async () => {
+        const path = `/root/blob-${randomUUID()}.bin`;
+        const content = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), randomBytes(64 * 1024)]);
+        await driver.writeFile(a.vm_id, path, content);
+        expect((await driver.readFile(a.vm_id, path)).equals(content)).toBe(true);
+        // The guest sees the same bytes (not only the driver's own read path).
+        const sum = (await stdoutOf(driver, a.vm_id, { argv: ['sha256sum', path] })).split(' ')[0];
+        expect(sum).toBe(createHash('sha256').update(content).digest('hex'));
+        await driver.writeFile(a.vm_id, path, Buffer.from('short'));
+        expect((await driver.readFile(a.vm_id, path)).toString()).toBe('short');
+      });
+
+      it('applies the mode (default 644)', async () => {
+        const secret = `/root/secret-${randomUUID()}`;
+        const plain = `/root/plain-${randomUUID()}`;
+        await driver.writeFile(a.vm_id, secret, Buffer.from('s'), { mode: 0o600 });
+        await driver.writeFile(a.vm_id, plain, Buffer.from('p'));
+        expect(await stdoutOf(driver, a.vm_id, { argv: ['stat', '-c', '%a', secret, plain] })).toBe('600\n644\n');
+      });
+
+      it('creates parent directories only with create_dirs; otherwise a missing parent is parent_missing', async () => {
+        const dir = `/root/nested-${randomUUID()}`;
+        const error = await driver.writeFile(a.vm_id, `${dir}/x/file`, Buffer.from('no')).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(GuestFileError);
+        expect(error).toMatchObject({ reason: 'parent_missing' });
+        expect(await existing(driver, a.vm_id, [dir])).toEqual([]);
+        await driver.writeFile(a.vm_id, `${dir}/x/file`, Buffer.from('yes'), { create_dirs: true });
+        expect(await stdoutOf(driver, a.vm_id, { argv: ['cat', `${dir}/x/file`] })).toBe('yes');
+      });
+
+      it('reports a missing file as not_found and a directory as not_a_file', async () => {
+        const missing = await driver.readFile(a.vm_id, `/root/missing-${randomUUID()}`).catch((e: unknown) => e);
+        expect(missing).toBeInstanceOf(GuestFileError);
+        expect(missing).toMatchObject({ reason: 'not_found' });
+        const directory = await driver.readFile(a.vm_id, '/etc').catch((e: unknown) => e);
+        expect(directory).toBeInstanceOf(GuestFileError);
+        expect(directory).toMatchObject({ reason: 'not_a_file' });
+      });
+
+      it('rejects file operations on an unknown machine with MachineNotFoundError', async () => {
+        const unknown = randomUUID();
+        await expect(driver.readFile(unknown, '/etc/hostname')).rejects.toBeInstanceOf(MachineNotFoundError);
+        await expect(driver.writeFile(unknown, '/tmp/x', Buffer.from('x'))).rejects.toBeInstanceOf(MachineNotFoundError);
       });
     });
 
@@ -288,6 +331,218 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
         await eventually(readCounter, (n) => n > after);
         await stdoutOf(driver, b.vm_id, { argv: ['sh', '-c', `kill $(cat ${counter}.pid)`] });
       });
+
+      it('rejects exec and file operations on a paused machine with MachineStateError, without hanging', async () => {
+        await driver.pause(b.vm_id);
+        try {
+          await expect(driver.exec(b.vm_id, { argv: ['true'] }, () => undefined)).rejects.toBeInstanceOf(MachineStateError);
+          await expect(driver.readFile(b.vm_id, '/etc/hostname')).rejects.toBeInstanceOf(MachineStateError);
+          await expect(driver.writeFile(b.vm_id, '/tmp/x', Buffer.from('x'))).rejects.toBeInstanceOf(MachineStateError);
+          expect(await driver.status(b.vm_id)).toBe('paused');
+        } finally {
+          await driver.resume(b.vm_id);
+        }
+        expect((await driver.readFile(b.vm_id, '/etc/hostname')).toString()).toBe(`${b.identity.hostname}\n`);
+      });
+    });
+
+    describe('snapshots', () => {
+      // Shared by the tests below, which build on each other in order.
+      const slow = 10 * 60_000;
+      const marker = `arbor-counter-${randomUUID()}`;
+      const counterFile = `/root/${marker}`;
+      const s1 = `s1-${randomUUID()}`;
+      const s2 = `s2-${randomUUID()}`;
+      const s3 = `s3-${randomUUID()}`;
+      const m1 = snapshotMachineSpec({ env: { FROM: 'snapshot-one' } });
+      const c1 = snapshotMachineSpec({ env: { CHILD: '1' } });
+      const c2 = snapshotMachineSpec({ env: { CHILD: '2' } });
+      const d1 = snapshotMachineSpec();
+      let counterPid: number;
+      let identityA: GuestIdentity;
+
+      const readCounter = async (vmId: string) =>
+        Number((await stdoutOf(driver, vmId, { argv: ['sh', '-c', `cat ${counterFile} 2>/dev/null || echo 0`] })).trim());
+
+      /**
+       * The counter started in A before the commits: with memory snapshots it runs on in the new
+       * machine (same PID, counting on from its in-memory value); without, the machine booted fresh.
+       */
+      async function expectCounterProcessPerCapability(vmId: string, countedBeforeCommit: number): Promise<void> {
+        const pids = await processesWithMarker(driver, vmId, marker);
+        if (driver.capabilities.memory_snapshots) {
+          expect(pids).toEqual([counterPid]);
+          const first = await readCounter(vmId);
+          expect(first).toBeGreaterThanOrEqual(countedBeforeCommit);
+          await eventually(() => readCounter(vmId), (n) => n > first);
+        } else {
+          expect(pids).toEqual([]);
+        }
+      }
+
+      async function startFrom(snapshotId: string, spec: SnapshotMachineSpec) {
+        const info = await driver.startFromSnapshot(snapshotId, spec);
+        created.push(spec.vm_id);
+        return info;
+      }
+
+      it('commits the filesystem into an immutable snapshot while the source keeps running', async () => {
+        await driver.writeFile(a.vm_id, '/root/gen1', Buffer.from('generation one'));
+        await stdoutOf(driver, a.vm_id, {
+          argv: ['sh', '-c', 'echo bye > /root/doomed; mkdir -p /root/dir; echo old > /root/dir/old'],
+        });
+        const loop = `i=0; while :; do i=$((i+1)); echo $i > ${counterFile}.tmp; mv ${counterFile}.tmp ${counterFile}; sleep 0.05; done`;
+        await stdoutOf(driver, a.vm_id, {
+          argv: ['sh', '-c', `sh -c "$1" "$2" </dev/null >/dev/null 2>&1 & echo $! > ${counterFile}.pid`, 'sh', loop, marker],
+        });
+        counterPid = Number((await stdoutOf(driver, a.vm_id, { argv: ['cat', `${counterFile}.pid`] })).trim());
+        expect(await processesWithMarker(driver, a.vm_id, marker)).toEqual([counterPid]);
+        await eventually(() => readCounter(a.vm_id), (n) => n >= 3);
+
+        const info = await driver.commit(a.vm_id, s1);
+        snapshotIds.push(s1);
+        expect(info).toMatchObject({
+          snapshot_id: s1,
+          source_vm_id: a.vm_id,
+          includes_memory: driver.capabilities.memory_snapshots,
+          vcpu_count: a.vcpu_count,
+          mem_size_mib: a.mem_size_mib,
+          fs_size_mib: a.fs_size_mib,
+        });
+        expect(Number.isNaN(Date.parse(info.created_at))).toBe(false);
+        expect(await driver.status(a.vm_id)).toBe('running');
+        const afterCommit = await readCounter(a.vm_id);
+        await eventually(() => readCounter(a.vm_id), (n) => n > afterCommit);
+
+        // Written after the commit: must never show in machines started from s1.
+        await driver.writeFile(a.vm_id, '/root/after-s1', Buffer.from('later'));
+        expect(await driver.getSnapshot(s1)).toEqual(info);
+        expect(await driver.listSnapshots()).toEqual(expect.arrayContaining([info]));
+        expect(await driver.getSnapshot(`missing-${randomUUID()}`)).toBeNull();
+      }, slow);
+
+      it('refuses an existing snapshot id and reports unknown snapshots with SnapshotNotFoundError', async () => {
+        await expect(driver.commit(a.vm_id, s1)).rejects.toThrow();
+        await expect(driver.startFromSnapshot(`missing-${randomUUID()}`, snapshotMachineSpec())).rejects.toBeInstanceOf(
+          SnapshotNotFoundError,
+        );
+        await expect(driver.commit(randomUUID(), `x-${randomUUID()}`)).rejects.toBeInstanceOf(MachineNotFoundError);
+        expect(await driver.status(a.vm_id)).toBe('running');
+      }, slow);
+
+      it("starts a machine from a snapshot with the snapshot's files and shape and an identity of its own", async () => {
+        const countedBeforeCommit = 3;
+        const info = await startFrom(s1, m1);
+        expect(info).toMatchObject({ vm_id: m1.vm_id, state: 'running' });
+        expect(await driver.status(m1.vm_id)).toBe('running');
+        expect((await driver.list()).map((m) => m.vm_id)).toContain(m1.vm_id);
+        expect(await existing(driver, m1.vm_id, ['/root/gen1', '/root/doomed', '/root/dir/old', '/root/after-s1'])).toEqual([
+          '/root/gen1',
+          '/root/doomed',
+          '/root/dir/old',
+        ]);
+        expect((await driver.readFile(m1.vm_id, '/root/gen1')).toString()).toBe('generation one');
+        expect(await rootFsSizeMib(driver, m1.vm_id)).toBeLessThanOrEqual(a.fs_size_mib);
+
+        identityA = await identityOf(driver, a.vm_id);
+        const identityM1 = await identityOf(driver, m1.vm_id);
+        expectIdentityOf(identityM1, m1);
+        expectDistinct([identityA, identityM1]);
+        await expectCounterProcessPerCapability(m1.vm_id, countedBeforeCommit);
+      }, slow);
+
+      it('branches a running machine into two children from one commit, leaving the source paused on request', async () => {
+        const countedBeforeCommit = await readCounter(a.vm_id);
+        const { snapshot, machines } = await driver.branch(a.vm_id, s2, [c1, c2], { keep_paused: true });
+        snapshotIds.push(s2);
+        created.push(c1.vm_id, c2.vm_id);
+        expect(snapshot).toMatchObject({ snapshot_id: s2, source_vm_id: a.vm_id });
+        expect(machines).toEqual([
+          expect.objectContaining({ vm_id: c1.vm_id, state: 'running' }),
+          expect.objectContaining({ vm_id: c2.vm_id, state: 'running' }),
+        ]);
+
+        expect(await driver.status(a.vm_id)).toBe('paused');
+        await expect(driver.exec(a.vm_id, { argv: ['true'] }, () => undefined)).rejects.toBeInstanceOf(MachineStateError);
+        await expect(driver.readFile(a.vm_id, '/root/gen1')).rejects.toBeInstanceOf(MachineStateError);
+        await driver.resume(a.vm_id);
+        expect(await driver.status(a.vm_id)).toBe('running');
+
+        const identities = [identityA, await identityOf(driver, m1.vm_id)];
+        for (const child of [c1, c2]) {
+          expect(await driver.status(child.vm_id)).toBe('running');
+          // after-s1 was written between the commits: in s2's children, not in s1's machine (above).
+          expect(await existing(driver, child.vm_id, ['/root/gen1', '/root/doomed', '/root/after-s1'])).toEqual([
+            '/root/gen1',
+            '/root/doomed',
+            '/root/after-s1',
+          ]);
+          const identity = await identityOf(driver, child.vm_id);
+          expectIdentityOf(identity, child);
+          identities.push(identity);
+          await expectCounterProcessPerCapability(child.vm_id, countedBeforeCommit);
+        }
+        expectDistinct(identities);
+      }, slow);
+
+      it('lets machines started from one snapshot diverge from each other and from the source', async () => {
+        await driver.writeFile(c1.vm_id, '/root/only-c1', Buffer.from('1'));
+        await driver.writeFile(c2.vm_id, '/root/only-c2', Buffer.from('2'));
+        await driver.writeFile(a.vm_id, '/root/only-a', Buffer.from('a'));
+        const probe = ['/root/only-c1', '/root/only-c2', '/root/only-a'];
+        expect(await existing(driver, c1.vm_id, probe)).toEqual(['/root/only-c1']);
+        expect(await existing(driver, c2.vm_id, probe)).toEqual(['/root/only-c2']);
+        expect(await existing(driver, a.vm_id, probe)).toEqual(['/root/only-a']);
+        expect(await existing(driver, m1.vm_id, probe)).toEqual([]);
+      }, slow);
+
+      it('captures deletions and replaced directories, and keeps a snapshot after its source is destroyed', async () => {
+        // c1's /root/doomed and /root/dir come from the layers it was started from.
+        await stdoutOf(driver, c1.vm_id, {
+          argv: ['sh', '-c', 'rm /root/doomed; rm -r /root/dir; mkdir /root/dir; echo new > /root/dir/new'],
+        });
+        await driver.commit(c1.vm_id, s3);
+        snapshotIds.push(s3);
+        await driver.destroy(c1.vm_id);
+        expect(await driver.getSnapshot(s3)).toMatchObject({ snapshot_id: s3, source_vm_id: c1.vm_id });
+
+        await startFrom(s3, d1);
+        expect(await existing(driver, d1.vm_id, ['/root/gen1', '/root/after-s1', '/root/only-c1', '/root/doomed'])).toEqual([
+          '/root/gen1',
+          '/root/after-s1',
+          '/root/only-c1',
+        ]);
+        expect(await stdoutOf(driver, d1.vm_id, { argv: ['ls', '-A', '/root/dir'] })).toBe('new\n');
+        expectIdentityOf(await identityOf(driver, d1.vm_id), d1);
+      }, slow);
+
+      it('refuses to delete a snapshot while a machine started from it exists, and deletes it after', async () => {
+        await expect(driver.deleteSnapshot(s3)).rejects.toThrow(d1.vm_id);
+        expect(await driver.getSnapshot(s3)).not.toBeNull();
+        await driver.destroy(d1.vm_id);
+        await driver.deleteSnapshot(s3);
+        expect(await driver.getSnapshot(s3)).toBeNull();
+        expect((await driver.listSnapshots()).map((s: SnapshotInfo) => s.snapshot_id)).not.toContain(s3);
+        await expect(driver.startFromSnapshot(s3, snapshotMachineSpec())).rejects.toBeInstanceOf(SnapshotNotFoundError);
+        // The other snapshots are untouched.
+        expect((await driver.listSnapshots()).map((s) => s.snapshot_id)).toEqual(expect.arrayContaining([s1, s2]));
+      }, slow);
+    });
+
+    describe('disk', () => {
+      it('grows the root filesystem visibly to df, and refuses to shrink it or keep its size', async () => {
+        const before = await rootFsSizeMib(driver, a.vm_id);
+        expect(before).toBeLessThanOrEqual(a.fs_size_mib);
+        expect(before).toBeGreaterThanOrEqual(a.fs_size_mib * 0.75);
+        await driver.resizeDisk(a.vm_id, a.fs_size_mib + 512);
+        const after = await rootFsSizeMib(driver, a.vm_id);
+        expect(after - before).toBeGreaterThanOrEqual(512 * 0.9);
+        expect(after).toBeLessThanOrEqual(a.fs_size_mib + 512);
+        await expect(driver.resizeDisk(a.vm_id, a.fs_size_mib + 512)).rejects.toThrow();
+        await expect(driver.resizeDisk(a.vm_id, a.fs_size_mib)).rejects.toThrow();
+        expect(await rootFsSizeMib(driver, a.vm_id)).toBe(after);
+        expect(await driver.status(a.vm_id)).toBe('running');
+      }, 10 * 60_000);
     });
 
     describe('destroy', () => {

@@ -1,0 +1,57 @@
+import { GuestFileError, type ExecChunk } from '../hypervisor-driver.port';
+import { execInNamespaces, type NamespaceExecTarget } from './namespace-exec';
+
+/** Exit codes the scripts below use to say why they refused. */
+const NOT_FOUND = 66;
+const NOT_A_FILE = 67;
+const PARENT_MISSING = 68;
+
+const READ_SCRIPT = `[ -e "$1" ] || exit ${NOT_FOUND}; [ -f "$1" ] || exit ${NOT_A_FILE}; exec cat -- "$1"`;
+
+/** Mode set before the content goes in, so a secret is never readable under a looser mode. */
+const WRITE_SCRIPT = [
+  'dir=$(dirname -- "$1")',
+  `if [ ! -d "$dir" ]; then [ "$3" = 1 ] || exit ${PARENT_MISSING}; mkdir -p -- "$dir" || exit 1; fi`,
+  `[ -d "$1" ] && exit ${NOT_A_FILE}`,
+  ': >> "$1" && chmod "$2" -- "$1" && exec cat > "$1"',
+].join('\n');
+
+/**
+ * Guest file access runs inside the machine (its namespaces and root), never through host paths:
+ * a guest's symlink then resolves inside the guest, as it would for any process there.
+ */
+export async function readGuestFile(target: NamespaceExecTarget, path: string): Promise<Buffer> {
+  requireAbsolute(path);
+  const { exitCode, stdout, stderr } = await run(target, ['sh', '-c', READ_SCRIPT, 'sh', path]);
+  if (exitCode === NOT_FOUND) throw new GuestFileError(path, 'not_found', `${path}: no such file in the machine`);
+  if (exitCode === NOT_A_FILE) throw new GuestFileError(path, 'not_a_file', `${path} is not a regular file`);
+  if (exitCode !== 0) throw new GuestFileError(path, 'other', `reading ${path} failed (${exitCode}): ${stderr}`);
+  return stdout;
+}
+
+export async function writeGuestFile(
+  target: NamespaceExecTarget,
+  path: string,
+  content: Buffer,
+  options: { mode: number; createDirs: boolean },
+): Promise<void> {
+  requireAbsolute(path);
+  const argv = ['sh', '-c', WRITE_SCRIPT, 'sh', path, options.mode.toString(8), options.createDirs ? '1' : '0'];
+  const { exitCode, stderr } = await run(target, argv, content);
+  if (exitCode === PARENT_MISSING) {
+    throw new GuestFileError(path, 'parent_missing', `parent directory of ${path} does not exist (use create_dirs)`);
+  }
+  if (exitCode === NOT_A_FILE) throw new GuestFileError(path, 'not_a_file', `${path} is a directory`);
+  if (exitCode !== 0) throw new GuestFileError(path, 'other', `writing ${path} failed (${exitCode}): ${stderr}`);
+}
+
+function requireAbsolute(path: string): void {
+  if (!path.startsWith('/')) throw new GuestFileError(path, 'other', `guest path ${path} must be absolute`);
+}
+
+async function run(target: NamespaceExecTarget, argv: string[], stdin?: Buffer) {
+  const chunks: ExecChunk[] = [];
+  const { exit_code } = await execInNamespaces(target, { argv, stdin }, (chunk) => chunks.push(chunk));
+  const joined = (stream: ExecChunk['stream']) => Buffer.concat(chunks.filter((c) => c.stream === stream).map((c) => c.data));
+  return { exitCode: exit_code, stdout: joined('stdout'), stderr: joined('stderr').toString().trim() };
+}

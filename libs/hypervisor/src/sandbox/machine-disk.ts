@@ -1,0 +1,56 @@
+import { mkdir, truncate, writeFile } from 'node:fs/promises';
+import { runCommand } from './run-command';
+
+const MIB = 1024 * 1024;
+/** Below this, btrfs needs mixed data/metadata block groups (separate ones need ~114 MiB). */
+const MIXED_MODE_BELOW_MIB = 256;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A machine's disk: a sparse image file of fs_size_mib, formatted btrfs and loop-mounted, that
+ * holds the machine's writable overlay layer. overlayfs reports its upper filesystem to statfs, so
+ * `df /` in the machine shows this size.
+ *
+ * Why btrfs and not ext4: growing a mounted ext4 needs CAP_SYS_RESOURCE, which root on these hosts
+ * lacks (resize2fs: "Permission denied"); btrfs grows online with CAP_SYS_ADMIN. mkfs + mount take
+ * ~25 ms. The loop device is set up with autoclear (mount -o loop), so it goes away with the last
+ * mount of the filesystem, which the machine's own mount namespace also holds until its init dies.
+ */
+export async function createMachineDisk(image: string, mountPoint: string, sizeMib: number): Promise<void> {
+  await writeFile(image, '');
+  await truncate(image, sizeMib * MIB);
+  const mixed = sizeMib < MIXED_MODE_BELOW_MIB ? ['--mixed'] : [];
+  await runCommand('mkfs.btrfs', ['-q', ...mixed, image]);
+  await mkdir(mountPoint, { recursive: true });
+  await runCommand('mount', ['-o', 'loop', image, mountPoint]);
+}
+
+/** Grows the mounted disk in place: a bigger file, the loop device told so, then btrfs told so. */
+export async function growMachineDisk(image: string, mountPoint: string, sizeMib: number): Promise<void> {
+  await truncate(image, sizeMib * MIB);
+  const device = (await runCommand('findmnt', ['--noheadings', '--output', 'SOURCE', '--mountpoint', mountPoint])).trim();
+  if (!device.startsWith('/dev/loop')) throw new Error(`disk of ${mountPoint} is not mounted (found "${device}")`);
+  await runCommand('losetup', ['--set-capacity', device]);
+  await runCommand('btrfs', ['-q', 'filesystem', 'resize', 'max', mountPoint]);
+}
+
+/** Loop devices still backed by `image` (none once every mount of it is gone). */
+export async function loopDevicesOf(image: string): Promise<string[]> {
+  const out = await runCommand('losetup', ['--noheadings', '--output', 'NAME', '--associated', image]).catch(() => '');
+  return out.split('\n').map((line) => line.trim()).filter(Boolean);
+}
+
+/**
+ * Waits for the autoclear detach after the last unmount (the kernel may finish it a moment later),
+ * then detaches whatever is left by hand, e.g. after a crash between losetup and mount.
+ */
+export async function releaseMachineDisk(image: string): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    if ((await loopDevicesOf(image)).length === 0) return;
+    await sleep(20);
+  }
+  for (const device of await loopDevicesOf(image)) await runCommand('losetup', ['--detach', device]).catch(() => undefined);
+  const left = await loopDevicesOf(image);
+  if (left.length > 0) throw new Error(`loop device(s) ${left.join(', ')} still hold ${image}`);
+}
