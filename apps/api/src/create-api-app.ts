@@ -13,7 +13,7 @@ export const JSON_BODY_LIMIT = '16mb';
 /** Builds the HTTP app on opened stores: validation, errors, OpenAPI at /api/docs. */
 export async function createApiApp(infra: Infrastructure, options: { logger?: boolean } = {}): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(ApiModule.register(infra), {
-    logger: options.logger === false ? false : ['error', 'warn', 'log'],
+    logger: options.logger === false ? false : ['error', 'warn'],
     bodyParser: false,
   });
   // Parse JSON whatever the content type says: several SDKs send bodies without one.

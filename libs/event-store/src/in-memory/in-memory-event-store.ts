@@ -11,6 +11,7 @@ import {
   type SubscribeToAllOptions,
   WrongExpectedVersionError,
 } from '../event-store.port';
+import { actualOf, classifyRetry, retryStart, satisfies } from '../expected-revision';
 
 /**
  * The event store port in memory, for unit tests: same rules as the durable adapters (expected
@@ -88,15 +89,14 @@ export class InMemoryEventStore implements EventStore {
    * a retry and returns the first result; a batch that only partly matches is a conflict.
    */
   private idempotentReplay(stream: RecordedEvent[], events: NewEvent[], expected: ExpectedRevision): RecordedEvent | 'conflict' | undefined {
-    const start =
-      typeof expected === 'number'
-        ? expected + 1
-        : expected === 'no_stream'
-          ? 0
-          : stream.findIndex((event) => event.id === events[0].id);
-    if (start < 0 || stream[start]?.id !== events[0].id) return undefined;
-    const matches = events.every((event, index) => stream[start + index]?.id === event.id);
-    return matches ? stream[start + events.length - 1] : 'conflict';
+    const start = retryStart(expected, () => {
+      const index = stream.findIndex((event) => event.id === events[0].id);
+      return index < 0 ? null : index;
+    });
+    if (start === null) return undefined;
+    const verdict = classifyRetry(stream.slice(start, start + events.length).map((event) => event.id), events);
+    if (verdict === 'new') return undefined;
+    return verdict === 'retry' ? stream[start + events.length - 1] : 'conflict';
   }
 }
 
@@ -141,15 +141,4 @@ class InMemoryAllSubscription implements AllSubscription {
       this.wake = wake;
     });
   }
-}
-
-function satisfies(expected: ExpectedRevision, current: number): boolean {
-  if (expected === 'any') return true;
-  if (expected === 'no_stream') return current === -1;
-  if (expected === 'stream_exists') return current >= 0;
-  return expected === current;
-}
-
-function actualOf(current: number): number | 'no_stream' {
-  return current === -1 ? 'no_stream' : current;
 }

@@ -12,6 +12,7 @@ import {
   type SubscribeToAllOptions,
   WrongExpectedVersionError,
 } from '../event-store.port';
+import { actualOf, classifyRetry, retryStart, satisfies } from '../expected-revision';
 import { SqliteAllSubscription } from './sqlite-all-subscription';
 
 /**
@@ -167,17 +168,11 @@ export class SqliteEventStore implements EventStore {
    * a retry and returns the first result; a batch that only partly matches is a conflict.
    */
   private idempotentReplay(stream_id: string, events: NewEvent[], expected: ExpectedRevision): AppendResult | 'conflict' | undefined {
-    const start =
-      typeof expected === 'number'
-        ? expected + 1
-        : expected === 'no_stream'
-          ? 0
-          : (this.statements.revisionOfEvent.get(stream_id, events[0].id) ?? null);
+    const start = retryStart(expected, () => this.statements.revisionOfEvent.get(stream_id, events[0].id) ?? null);
     if (start === null || start < 0) return undefined;
     const stored = this.statements.idsFrom.all(stream_id, start, events.length);
-    if (stored[0]?.event_id !== events[0].id) return undefined;
-    const matches = events.every((event, index) => stored[index]?.event_id === event.id);
-    if (!matches) return 'conflict';
+    const verdict = classifyRetry(stored.map((row) => row.event_id), events);
+    if (verdict !== 'retry') return verdict === 'conflict' ? 'conflict' : undefined;
     const last = stored[stored.length - 1];
     return { next_expected_revision: start + events.length - 1, position: last.position };
   }
@@ -224,15 +219,4 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
     position: row.position,
     created_at: row.created_at,
   };
-}
-
-function satisfies(expected: ExpectedRevision, current: number): boolean {
-  if (expected === 'any') return true;
-  if (expected === 'no_stream') return current === -1;
-  if (expected === 'stream_exists') return current >= 0;
-  return expected === current;
-}
-
-function actualOf(current: number): number | 'no_stream' {
-  return current === -1 ? 'no_stream' : current;
 }
