@@ -1,7 +1,7 @@
 # One image for the api, the projector and the vm-worker; docker-compose.yml picks the entry point.
 FROM node:20-bookworm
 RUN apt-get update \
- && apt-get install -y --no-install-recommends debootstrap util-linux btrfs-progs openssh-client iproute2 ca-certificates python3 make g++ \
+ && apt-get install -y --no-install-recommends debootstrap util-linux btrfs-progs openssh-client qemu-system-x86 qemu-utils busybox-static cpio e2fsprogs iproute2 ca-certificates python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/arbor
 COPY package.json package-lock.json .npmrc ./

@@ -56,6 +56,7 @@ export async function startEmbedded(
     async stop() {
       await app.close();
       await worker.stop();
+      await driver.close?.();
       await projector.stop();
       await closeInfrastructure(infra);
     },

@@ -19,6 +19,7 @@ async function main() {
   await worker.start();
   await runUntilSignalled(async () => {
     await worker.stop();
+    await driver.close?.();
     await events.close();
   });
 }

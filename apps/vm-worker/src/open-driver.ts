@@ -1,20 +1,39 @@
 import { join } from 'node:path';
 import type { ArborConfig } from '../../../libs/application/src/arbor-config';
 import type { HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import { QemuDriver } from '../../../libs/hypervisor/src/qemu/qemu-driver';
 import { SandboxDriver } from '../../../libs/hypervisor/src/sandbox/sandbox-driver';
 import { selectDriver } from '../../../libs/hypervisor/src/select-driver';
 
-/** The sandbox driver of a data directory (machines and snapshots live there; images in the cache). */
-export function createSandboxDriver(config: Pick<ArborConfig, 'dataDir' | 'cacheDir'>, log?: (line: string) => void): SandboxDriver {
-  return new SandboxDriver({
-    stateDir: join(config.dataDir, 'machines', 'sandbox'),
-    snapshotDir: join(config.dataDir, 'snapshots', 'sandbox'),
-    cacheDir: config.cacheDir,
-    log,
-  });
+type DriverPaths = Pick<ArborConfig, 'dataDir' | 'cacheDir'>;
+
+/** Machines and snapshots live in the data directory; base images in the shared cache. */
+const paths = (config: DriverPaths, driver: string) => ({
+  stateDir: join(config.dataDir, 'machines', driver),
+  snapshotDir: join(config.dataDir, 'snapshots', driver),
+  cacheDir: config.cacheDir,
+});
+
+export function createSandboxDriver(config: DriverPaths, log?: (line: string) => void): SandboxDriver {
+  return new SandboxDriver({ ...paths(config, 'sandbox'), log });
 }
 
-/** The hypervisor driver this host runs, per HYPERVISOR (auto: the best that works here). */
+export function createQemuDriver(config: DriverPaths, log?: (line: string) => void): QemuDriver {
+  return new QemuDriver({ ...paths(config, 'qemu'), log });
+}
+
+/**
+ * The hypervisor driver this host runs, per HYPERVISOR. auto: qemu where KVM really boots a VM
+ * (real machines at full speed), else the sandbox (milliseconds per operation); qemu under TCG
+ * is available with HYPERVISOR=qemu.
+ */
 export function openDriver(config: ArborConfig, log: (line: string) => void): Promise<HypervisorDriver> {
-  return selectDriver(config.hypervisor, [{ name: 'sandbox', create: () => createSandboxDriver(config, log) }], log);
+  return selectDriver(
+    config.hypervisor,
+    [
+      { name: 'qemu', create: () => createQemuDriver(config, log) },
+      { name: 'sandbox', create: () => createSandboxDriver(config, log) },
+    ],
+    log,
+  );
 }

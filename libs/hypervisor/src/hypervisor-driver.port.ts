@@ -51,6 +51,11 @@ export interface DriverProbe {
   ok: boolean;
   /** Why the driver can or cannot run here (logged when HYPERVISOR=auto picks one). */
   reason: string;
+  /**
+   * false: it works, but only as a fallback that HYPERVISOR=auto should not pick when another
+   * driver works (e.g. QEMU without hardware acceleration: seconds per boot). Default true.
+   */
+  recommended?: boolean;
 }
 
 export interface HypervisorDriver {
@@ -60,6 +65,8 @@ export interface HypervisorDriver {
   probe(): Promise<DriverProbe>;
   /** Builds or checks the default base image (may take minutes the first time; logs progress). */
   prepare(): Promise<void>;
+  /** Lets go of the driver's connections; machines keep running (a restarted worker adopts them). */
+  close?(): Promise<void>;
   /** Creates and starts a machine; resolves when it can run commands. Fails if vm_id exists. */
   create(spec: MachineSpec): Promise<MachineInfo>;
   /** Stops the machine and removes every process, mount, cgroup and file it owned. Idempotent. */

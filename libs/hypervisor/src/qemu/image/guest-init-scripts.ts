@@ -42,6 +42,11 @@ mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /tmp
+# No udev: name the virtio-serial ports the way its rules would (/dev/virtio-ports/<name>).
+mkdir -p /dev/virtio-ports
+for port in /sys/class/virtio-ports/*; do
+  [ -r "$port/name" ] && ln -sf "../\${port##*/}" "/dev/virtio-ports/$(cat "$port/name")"
+done
 [ -s /etc/hostname ] && cat /etc/hostname > /proc/sys/kernel/hostname
 resize2fs /dev/vda >/dev/null 2>&1
 exec perl -e '

@@ -1,0 +1,65 @@
+import type { GuestAgentClient } from './guest-agent-client';
+
+export interface GuestCommandResult {
+  exit_code: number;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+/** What `guest-exec-status` reports once the process is gone. */
+export interface GuestExecStatus {
+  exited: boolean;
+  exitcode?: number;
+  signal?: number;
+  'out-data'?: string;
+  'err-data'?: string;
+}
+
+/** PATH and HOME for everything the driver runs in the guest; nothing of qemu-ga's own env. */
+export const GUEST_DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root'];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Shell convention for a process killed by a signal. */
+export function exitCodeOf(status: GuestExecStatus): number {
+  return status.exitcode ?? (status.signal !== undefined ? 128 + status.signal : 1);
+}
+
+/** Polls guest-exec-status until the process exited: quickly at first, then every 100 ms. */
+export async function waitForGuestExit(agent: GuestAgentClient, pid: number, between?: () => Promise<void>): Promise<GuestExecStatus> {
+  for (let round = 0; ; round++) {
+    const status = await agent.request<GuestExecStatus>('guest-exec-status', { pid });
+    await between?.();
+    if (status.exited) return status;
+    await sleep(round < 20 ? 15 : 100);
+  }
+}
+
+/**
+ * Runs a short driver command in the guest (identity, chmod, resize2fs …) and collects its
+ * output, which the agent hands back only when the process has exited.
+ */
+export async function runInGuest(agent: GuestAgentClient, argv: string[], stdin?: Buffer): Promise<GuestCommandResult> {
+  const { pid } = await agent.request<{ pid: number }>('guest-exec', {
+    path: argv[0],
+    arg: argv.slice(1),
+    env: GUEST_DEFAULT_ENV,
+    'capture-output': true,
+    ...(stdin ? { 'input-data': stdin.toString('base64') } : {}),
+  });
+  const status = await waitForGuestExit(agent, pid);
+  return {
+    exit_code: exitCodeOf(status),
+    stdout: Buffer.from(status['out-data'] ?? '', 'base64'),
+    stderr: Buffer.from(status['err-data'] ?? '', 'base64'),
+  };
+}
+
+/** runInGuest that fails with the command's stderr unless it exits 0. */
+export async function runInGuestOrFail(agent: GuestAgentClient, argv: string[], stdin?: Buffer): Promise<Buffer> {
+  const result = await runInGuest(agent, argv, stdin);
+  if (result.exit_code !== 0) {
+    throw new Error(`guest command ${argv.join(' ')} exited ${result.exit_code}: ${result.stderr.toString().trim()}`);
+  }
+  return result.stdout;
+}

@@ -1,0 +1,54 @@
+import type { QemuBaseImage } from './image/qemu-base-image';
+import { GUEST_AGENT_PORT } from './image/guest-init-scripts';
+
+export type QemuAccel = 'kvm' | 'tcg';
+
+export interface QemuLaunchSpec {
+  name: string;
+  accel: QemuAccel;
+  vcpus: number;
+  memMib: number;
+  image: QemuBaseImage;
+  /** Top qcow2 of the machine's disk chain. */
+  disk: string;
+  qmpSocket: string;
+  agentSocket: string;
+  serialLog: string;
+  /** Start paused, waiting for `migrate-incoming` (restoring a memory snapshot). */
+  incoming?: boolean;
+}
+
+/** QMP/QEMU name of the machine's disk: commands such as block_resize and snapshots address it. */
+export const DISK_DEVICE = 'disk0';
+
+/**
+ * The QEMU command line. The machine shape (q35, CPU model, devices and their ids) must be the
+ * same for a snapshot's source and every machine restored from it: migration state only loads
+ * into an identical machine. No network device yet (-nic none).
+ */
+export function qemuArguments(spec: QemuLaunchSpec): string[] {
+  // Under TCG, tb-size=64 keeps the translation cache (and so QEMU's RSS) small; microvm hangs
+  // in about a third of TCG boots, q35 does not.
+  const accel = spec.accel === 'kvm' ? ['-accel', 'kvm', '-cpu', 'host'] : ['-accel', 'tcg,tb-size=64', '-cpu', 'max'];
+  return [
+    '-name', spec.name,
+    '-M', 'q35',
+    ...accel,
+    '-smp', String(spec.vcpus),
+    '-m', `${spec.memMib}M`,
+    '-nodefaults', '-no-user-config', '-nographic', '-no-reboot',
+    '-kernel', spec.image.kernel,
+    '-initrd', spec.image.initrd,
+    '-append', 'console=ttyS0 root=/dev/vda rw panic=-1 quiet',
+    '-serial', `file:${spec.serialLog}`,
+    '-nic', 'none',
+    '-drive', `file=${spec.disk},if=none,id=${DISK_DEVICE},format=qcow2,cache=writeback`,
+    '-device', `virtio-blk-pci,drive=${DISK_DEVICE},id=vda`,
+    '-chardev', `socket,id=qmp,path=${spec.qmpSocket},server=on,wait=off`,
+    '-mon', 'chardev=qmp,mode=control',
+    '-chardev', `socket,id=agent,path=${spec.agentSocket},server=on,wait=off`,
+    '-device', 'virtio-serial-pci,id=serial0',
+    '-device', `virtserialport,bus=serial0.0,chardev=agent,name=${GUEST_AGENT_PORT}`,
+    ...(spec.incoming ? ['-incoming', 'defer'] : []),
+  ];
+}

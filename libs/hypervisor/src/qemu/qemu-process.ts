@@ -1,0 +1,56 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, openSync, closeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { identify, isAlive, type ProcessIdentity } from '../sandbox/process-identity';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface QemuProcess {
+  child: ChildProcess;
+  identity: ProcessIdentity;
+  exited: Promise<void>;
+}
+
+/**
+ * Starts QEMU as a direct child (no -daemonize: this host's PID 1 reaps orphans late, and Node
+ * reaps its own children at once). It gets its own session, so a terminal's Ctrl-C aimed at the
+ * worker leaves machines running for the next worker to re-attach. Resolves once the QMP socket
+ * exists; fails with QEMU's own message when it exits first.
+ */
+export async function launchQemu(args: string[], logFile: string, qmpSocket: string): Promise<QemuProcess> {
+  const log = openSync(logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn('qemu-system-x86_64', args, { stdio: ['ignore', log, log], detached: true });
+  } finally {
+    closeSync(log);
+  }
+  let exitedEarly = false;
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => ((exitedEarly = true), resolve()));
+    child.once('error', () => ((exitedEarly = true), resolve()));
+  });
+  while (!existsSync(qmpSocket)) {
+    if (exitedEarly) {
+      const message = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
+      throw new Error(`qemu-system-x86_64 exited at start: ${message}`);
+    }
+    await sleep(10);
+  }
+  const identity = child.pid !== undefined ? await identify(child.pid) : null;
+  if (!identity) throw new Error('qemu-system-x86_64 exited at start');
+  return { child, identity, exited };
+}
+
+/** SIGKILLs the process and waits until it is gone (reaped, if it is our child). */
+export async function killAndWait(identity: ProcessIdentity, exited?: Promise<void>): Promise<void> {
+  if (await isAlive(identity)) {
+    try {
+      process.kill(identity.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  if (exited) await exited;
+  for (let attempt = 0; attempt < 500 && (await isAlive(identity)); attempt++) await sleep(10);
+}

@@ -1,0 +1,85 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SnapshotInfo } from '../hypervisor-driver.port';
+import { isSafeId } from './qemu-machine-layout';
+import { backingFileOf } from './qcow2-chain';
+import type { QemuAccel } from './qemu-command-line';
+
+/** Everything a restore needs besides the files: the machine shape must match the source's. */
+export interface QemuSnapshotRecord {
+  info: SnapshotInfo;
+  accel: QemuAccel;
+  env: Record<string, string>;
+  /** Snapshot layers from this one's disk down to the base image (1 = backed by the base). */
+  depth: number;
+  /** The guest's file systems were frozen in the capture: restored machines thaw them first. */
+  frozen: boolean;
+}
+
+/**
+ * `<snapshotDir>/<id>/`: disk.qcow2 (an immutable layer; children's overlays name it as their
+ * backing file, so it never moves), memory.bin (the migration stream) and snapshot.json, written
+ * last: a directory without it is an unfinished capture. A deleted snapshot whose disk layer
+ * still backs other snapshots' layers is `retired`: record and memory gone, layer kept until unused.
+ */
+export class QemuSnapshotStore {
+  constructor(readonly root: string) {}
+
+  dir(id: string): string {
+    if (!isSafeId(id)) throw new Error(`invalid snapshot id ${JSON.stringify(id)}`);
+    return join(this.root, id);
+  }
+
+  diskPath(id: string): string {
+    return join(this.dir(id), 'disk.qcow2');
+  }
+
+  memoryPath(id: string): string {
+    return join(this.dir(id), 'memory.bin');
+  }
+
+  async read(id: string): Promise<QemuSnapshotRecord | null> {
+    if (!isSafeId(id)) return null;
+    const text = await readFile(join(this.dir(id), 'snapshot.json'), 'utf8').catch(() => null);
+    return text === null ? null : (JSON.parse(text) as QemuSnapshotRecord);
+  }
+
+  async write(record: QemuSnapshotRecord): Promise<void> {
+    const file = join(this.dir(record.info.snapshot_id), 'snapshot.json');
+    await writeFile(`${file}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
+    await rename(`${file}.tmp`, file);
+  }
+
+  async list(): Promise<QemuSnapshotRecord[]> {
+    const names = await readdir(this.root).catch(() => [] as string[]);
+    const records = await Promise.all(names.map((name) => this.read(name)));
+    return records.filter((record): record is QemuSnapshotRecord => record !== null);
+  }
+
+  /** Removes the snapshot's record and memory, keeping its disk layer for the layers above it. */
+  async retire(id: string): Promise<void> {
+    const dir = this.dir(id);
+    await writeFile(join(dir, 'retired'), '');
+    await rm(join(dir, 'snapshot.json'), { force: true });
+    await rm(join(dir, 'memory.bin'), { force: true });
+  }
+
+  /** Deletes retired layers that neither another snapshot's layer nor a machine (`inUse`) sits on. */
+  async removeUnusedRetired(inUse: Set<string>): Promise<void> {
+    for (let changed = true; changed; ) {
+      changed = false;
+      const names = (await readdir(this.root).catch(() => [] as string[])).filter(isSafeId);
+      const backings = new Set<string>(inUse);
+      for (const name of names) {
+        const backing = await backingFileOf(this.diskPath(name)).catch(() => null);
+        if (backing) backings.add(backing);
+      }
+      for (const name of names) {
+        if (!existsSync(join(this.dir(name), 'retired')) || backings.has(this.diskPath(name))) continue;
+        await rm(this.dir(name), { recursive: true, force: true });
+        changed = true;
+      }
+    }
+  }
+}
