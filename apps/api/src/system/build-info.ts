@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { projectRoot } from '../../../../libs/application/src/project-root';
 
 export interface BuildInfo {
@@ -11,13 +11,14 @@ export interface BuildInfo {
 const ROOT = projectRoot();
 
 /**
- * The running build's version and git hash: `build-info.json` written by `npm run build`, else
- * GIT_HASH from the environment (container images), else asked of git in the checkout.
+ * The running build's version and git hash: `build-info.json` written by `npm run build` (for
+ * code running from dist/), else GIT_HASH from the environment, else asked of git in the checkout.
  */
 export function readBuildInfo(): BuildInfo {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  // build-info.json describes the build in dist/; code running from source asks git instead.
   const file = join(ROOT, 'dist', 'build-info.json');
-  if (existsSync(file)) {
+  if (__dirname.includes(`${sep}dist${sep}`) && existsSync(file)) {
     const info = JSON.parse(readFileSync(file, 'utf8')) as Partial<BuildInfo>;
     if (info.git_hash) return { version: pkg.version, git_hash: info.git_hash };
   }
