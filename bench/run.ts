@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { cpus, totalmem } from 'node:os';
 import { benchApiLatency } from './api-latency.bench';
 import { benchCommitAndBranch, benchParentsChain } from './commits.bench';
+import { benchDriver } from './drivers.bench';
 import { benchEventStore } from './event-store.bench';
 import { benchProjectionLag } from './projection-lag.bench';
 
@@ -17,6 +18,11 @@ async function main() {
   await benchParentsChain();
   console.log('');
   await benchCommitAndBranch('sandbox', 20);
+  console.log('');
+  await benchDriver('sandbox', 10);
+  console.log('');
+  // TCG boots cost seconds of CPU each: few rounds (skipped, with the reason, where qemu cannot run).
+  await benchDriver('qemu', 3);
 }
 
 main().catch((error) => {

@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createQemuDriver, createSandboxDriver } from '../apps/vm-worker/src/open-driver';
+import { loadConfig } from '../libs/application/src/arbor-config';
+import type { HypervisorDriver, MachineSpec, SnapshotMachineSpec } from '../libs/hypervisor/src/hypervisor-driver.port';
+import { GuestAgentClient } from '../libs/hypervisor/src/qemu/guest-agent-client';
+import { readQemuBaseImage } from '../libs/hypervisor/src/qemu/image/qemu-base-image';
+import { chooseAccel } from '../libs/hypervisor/src/qemu/qemu-accel-probe';
+import { QmpClient } from '../libs/hypervisor/src/qemu/qmp-client';
+import { MachineCgroups } from '../libs/hypervisor/src/sandbox/machine-cgroups';
+import { watchPauseWindows } from './pause-window';
+import { measureQemuPrimitives } from './qemu-primitives';
+import { measureSandboxPrimitives } from './sandbox-primitives';
+import { formatMs, percentile, report, timed } from './stats';
+
+export type DriverKind = 'sandbox' | 'qemu';
+
+interface Counts {
+  creates: number;
+  execs: number;
+  commits: number;
+  branches: number;
+}
+
+interface DriverSamples {
+  createToExec: number[];
+  exec: number[];
+  commit: number[];
+  /** Pause windows seen during the commits, by what was watched (see pauseWatchers). */
+  paused: Record<string, number[]>;
+  branchToExec: number[];
+}
+
+/** A row: the driver's samples next to the bare primitives its operation is made of. */
+interface Row {
+  what: string;
+  driver: number[];
+  bare: { name: string; samples: number[] }[];
+}
+
+/**
+ * Create, exec, commit and branch through the driver interface, next to the same primitives
+ * called directly (a bare nsenter, freezer cycle, QMP stop/cont, guest-exec …), so the driver's
+ * own overhead shows as a ratio. `rounds` creates, commits and branches; 10× as many execs (≥ 50).
+ * Runs on a temporary data directory; base images come from the shared cache.
+ */
+export async function benchDriver(kind: DriverKind, rounds: number): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-drv-'));
+  const config = { dataDir, cacheDir: loadConfig(process.env).cacheDir };
+  const driver: HypervisorDriver = kind === 'sandbox' ? createSandboxDriver(config) : createQemuDriver(config);
+  const counts: Counts = { creates: rounds, execs: Math.max(50, rounds * 10), commits: rounds, branches: rounds };
+  try {
+    const probe = await driver.probe();
+    if (!probe.ok) {
+      console.log(`${kind} driver benchmarks SKIPPED: the driver's probe failed here (${probe.reason})`);
+      return;
+    }
+    await driver.prepare();
+    const { samples, source } = await measureThroughDriver(driver, kind, counts);
+    console.log(
+      `${kind} driver (${probe.reason.split(':')[0]}) vs. the bare primitives it is built from: ` +
+        `${counts.creates} creates, ${counts.execs} execs, ${counts.commits} commits, ${counts.branches} branches`,
+    );
+    if (kind === 'sandbox') {
+      const initPid = (await driver.list()).find((machine) => machine.vm_id === source)?.pid;
+      if (!initPid) throw new Error(`sandbox machine ${source} has no init`);
+      const stateDir = join(dataDir, 'machines', 'sandbox');
+      const bare = await measureSandboxPrimitives(
+        { stateDir, cacheDir: config.cacheDir, vm_id: source, initPid, scratchDir: join(dataDir, 'bare') },
+        { ops: rounds, execs: counts.execs },
+      );
+      const overlay = { name: 'overlay mount', samples: bare.overlayMount };
+      const unshare = { name: 'unshare true', samples: bare.unshareTrue };
+      const nsenter = { name: 'nsenter true', samples: bare.nsenterTrue };
+      const freezer = { name: 'freezer FROZEN→THAWED', samples: bare.freezerCycle };
+      const copy = { name: 'cp -a upper', samples: bare.copyUpper };
+      printRows([
+        { what: 'create → first exec answered', driver: samples.createToExec, bare: [overlay, unshare, nsenter] },
+        { what: 'exec `true` round trip', driver: samples.exec, bare: [nsenter] },
+        { what: 'commit (whole call)', driver: samples.commit, bare: [freezer, copy] },
+        { what: 'commit: source frozen', driver: samples.paused.frozen, bare: [freezer, copy] },
+        { what: 'branch (1 child) → child exec answered', driver: samples.branchToExec, bare: [freezer, copy, overlay, unshare, nsenter] },
+      ]);
+      printBare([overlay, unshare, nsenter, freezer, copy]);
+    } else {
+      // An idle TCG guest still takes CPU: the bare machines run alone.
+      await destroyEverything(driver);
+      const image = await readQemuBaseImage(config.cacheDir);
+      if (!image) throw new Error('qemu base image vanished from the cache');
+      const { accel } = await chooseAccel(image, config.cacheDir, join(dataDir, 'accel-probe'));
+      const bare = await measureQemuPrimitives(image, accel, join(dataDir, 'bare'), counts);
+      const boot = { name: 'QEMU start → agent ping', samples: bare.startToPing };
+      const exec = { name: 'guest-exec true + status', samples: bare.guestExecTrue };
+      const capture = { name: 'stop → snapshot-sync → migrate → cont', samples: bare.capturePause };
+      const restore = { name: 'restore → agent ping', samples: bare.restoreToPing };
+      printRows([
+        { what: 'create → first exec answered', driver: samples.createToExec, bare: [boot, exec] },
+        { what: 'exec `true` round trip', driver: samples.exec, bare: [exec] },
+        { what: 'commit (whole call)', driver: samples.commit, bare: [capture] },
+        { what: 'commit: source stopped (stop → cont)', driver: samples.paused.stopped, bare: [capture] },
+        { what: 'commit: guest fs frozen (fsfreeze → thaw)', driver: samples.paused.fsFrozen, bare: [] },
+        { what: 'branch (1 child) → child exec answered', driver: samples.branchToExec, bare: [capture, restore, exec] },
+      ]);
+      printBare([
+        boot,
+        exec,
+        { name: 'QMP stop + cont', samples: bare.stopCont },
+        { name: 'blockdev-snapshot-sync (running)', samples: bare.snapshotSync },
+        capture,
+        restore,
+      ]);
+    }
+  } finally {
+    await destroyEverything(driver).catch((error) => console.error(`cleanup of ${kind} machines failed: ${error}`));
+    await driver.close?.();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Everything through the HypervisorDriver interface; leaves the source machine running. */
+async function measureThroughDriver(driver: HypervisorDriver, kind: DriverKind, counts: Counts): Promise<{ samples: DriverSamples; source: string }> {
+  const samples: DriverSamples = { createToExec: [], exec: [], commit: [], paused: {}, branchToExec: [] };
+  let source: string | null = null;
+  for (let i = 0; i < counts.creates; i++) {
+    const spec: MachineSpec = { ...childSpec(), vcpu_count: 1, mem_size_mib: 256, fs_size_mib: 1024, image_name: 'default' };
+    samples.createToExec.push((await timed(async () => {
+      await driver.create(spec);
+      await execOk(driver, spec.vm_id, ['true']);
+    }))[1]);
+    if (source) await driver.destroy(source); // one machine at a time: they share 2 cores
+    source = spec.vm_id;
+  }
+  if (!source) throw new Error('no machine created');
+  const vm_id = source;
+  for (let i = 0; i < counts.execs; i++) samples.exec.push((await timed(() => execOk(driver, vm_id, ['true'])))[1]);
+
+  // A little data of its own, so a commit has something to copy (the sandbox copies its upper layer).
+  await execOk(driver, vm_id, ['sh', '-c', 'head -c 1048576 /dev/urandom > /root/bench-payload']);
+  const watchers = pauseWatchers(kind);
+  try {
+    for (let i = 0; i < counts.commits; i++) samples.commit.push((await timed(() => driver.commit(vm_id, randomUUID())))[1]);
+  } finally {
+    for (const [name, watcher] of Object.entries(watchers)) {
+      watcher.stop();
+      samples.paused[name] = watcher.windows;
+    }
+  }
+
+  for (let i = 0; i < counts.branches; i++) {
+    const child = childSpec();
+    samples.branchToExec.push((await timed(async () => {
+      await driver.branch(vm_id, randomUUID(), [child]);
+      await execOk(driver, child.vm_id, ['true']);
+    }))[1]);
+    await driver.destroy(child.vm_id);
+  }
+  return { samples, source: vm_id };
+}
+
+/** The low-level calls each driver pauses and resumes its source with. */
+function pauseWatchers(kind: DriverKind): Record<string, ReturnType<typeof watchPauseWindows>> {
+  if (kind === 'sandbox') {
+    return { frozen: watchPauseWindows(MachineCgroups.prototype, 'setFrozen', ([frozen]) => frozen === true, ([frozen]) => frozen === false) };
+  }
+  return {
+    stopped: watchPauseWindows(QmpClient.prototype, 'execute', ([command]) => command === 'stop', ([command]) => command === 'cont'),
+    fsFrozen: watchPauseWindows(
+      GuestAgentClient.prototype,
+      'request',
+      ([command]) => command === 'guest-fsfreeze-freeze',
+      ([command]) => command === 'guest-fsfreeze-thaw',
+    ),
+  };
+}
+
+/** A fresh identity; no authorized SSH key (writing one is a single small file either way). */
+function childSpec(): SnapshotMachineSpec {
+  const vm_id = randomUUID();
+  return { vm_id, env: {}, identity: { hostname: `bench-${vm_id.slice(0, 8)}`, ssh_authorized_key: null } };
+}
+
+async function execOk(driver: HypervisorDriver, vm_id: string, argv: string[]): Promise<void> {
+  const { exit_code } = await driver.exec(vm_id, { argv }, () => undefined);
+  if (exit_code !== 0) throw new Error(`${argv.join(' ')} exited ${exit_code} in ${vm_id}`);
+}
+
+async function destroyEverything(driver: HypervisorDriver): Promise<void> {
+  for (const machine of await driver.list()) await driver.destroy(machine.vm_id);
+  for (const snapshot of await driver.listSnapshots()) await driver.deleteSnapshot(snapshot.snapshot_id);
+}
+
+const p50p99 = (samples: number[]) => `${formatMs(percentile(samples, 50))} / ${formatMs(percentile(samples, 99))}`;
+
+/**
+ * driver p50 / p99 | bare p50 / p99 | ratio of the p50s. A bare figure made of several primitives
+ * is the sum of their percentiles (measured separately).
+ */
+function printRows(rows: Row[]): void {
+  report(
+    rows.map(({ what, driver, bare }) => {
+      if (bare.length === 0) return [`${what} p50 / p99`, `driver ${p50p99(driver)}  | bare —`];
+      const sum = (p: number) => bare.reduce((total, part) => total + percentile(part.samples, p), 0);
+      const ratio = percentile(driver, 50) / sum(50);
+      const parts = bare.map((part) => part.name).join(' + ');
+      return [`${what} p50 / p99`, `driver ${p50p99(driver)}  | bare ${formatMs(sum(50))} / ${formatMs(sum(99))} (${parts})  | ×${ratio.toFixed(1)}`];
+    }),
+  );
+}
+
+function printBare(parts: { name: string; samples: number[] }[]): void {
+  console.log('  bare primitives, p50 / p99:');
+  report(parts.map(({ name, samples }) => [`  ${name} (${samples.length})`, p50p99(samples)]));
+}
