@@ -19,6 +19,8 @@ async function main() {
   console.log('');
   await benchCommitAndBranch('sandbox', 20);
   console.log('');
+  await benchCommitAndBranch('qemu', 3);
+  console.log('');
   await benchDriver('sandbox', 10);
   console.log('');
   // TCG boots cost seconds of CPU each: few rounds (skipped, with the reason, where qemu cannot run).

@@ -17,6 +17,8 @@ export interface ArborConfig {
   workerId: string;
   /** How long a write waits for the projector/worker before answering 504. */
   waitTimeoutMs: number;
+  /** How often the worker compares every VM it knows with the host again (finds dead machines). */
+  resyncIntervalMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
@@ -35,5 +37,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     hypervisor: hypervisor as ArborConfig['hypervisor'],
     workerId: env.ARBOR_WORKER_ID ?? hostname(),
     waitTimeoutMs: Number(env.ARBOR_WAIT_TIMEOUT_MS ?? 300_000),
+    resyncIntervalMs: Number(env.ARBOR_RESYNC_INTERVAL_MS ?? 10_000),
   };
 }
