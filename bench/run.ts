@@ -3,6 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { benchApiLatency } from './api-latency.bench';
 import { benchCommitAndBranch, benchParentsChain } from './commits.bench';
 import { benchDriver } from './drivers.bench';
+import { benchExec } from './exec.bench';
 import { benchEventStore } from './event-store.bench';
 import { benchProjectionLag } from './projection-lag.bench';
 
@@ -16,6 +17,8 @@ async function main() {
   await benchApiLatency();
   console.log('');
   await benchParentsChain();
+  console.log('');
+  await benchExec('sandbox', 100);
   console.log('');
   await benchCommitAndBranch('sandbox', 20);
   console.log('');

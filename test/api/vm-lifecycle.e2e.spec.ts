@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { pollUntil } from '../support/poll-until';
 
@@ -10,7 +14,7 @@ describe('VM lifecycle through the API (sandbox driver)', () => {
   let vmId: string;
 
   beforeAll(async () => {
-    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
+    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_RESYNC_INTERVAL_MS: '300' } });
   }, 300_000);
   afterAll(() => arbor?.destroy());
 
@@ -41,6 +45,20 @@ describe('VM lifecycle through the API (sandbox driver)', () => {
     expect(hostname).not.toBe(require('node:os').hostname());
     await run(['sh', '-c', 'echo inside > /only-in-this-vm']);
     expect(require('node:fs').existsSync('/only-in-this-vm')).toBe(false);
+  });
+
+  it("authorizes the VM's own key pair in the guest: the public half of GET ssh_key's private key", async () => {
+    const res = await arbor.request('GET', `/api/v1/vm/${vmId}/ssh_key`);
+    expect(res.status).toBe(200);
+    const dir = mkdtempSync(join(tmpdir(), 'arbor-key-'));
+    try {
+      writeFileSync(join(dir, 'key'), res.json.ssh_private_key, { mode: 0o600 });
+      const publicKey = execFileSync('ssh-keygen', ['-y', '-f', join(dir, 'key')], { encoding: 'utf8' }).split(' ').slice(0, 2).join(' ');
+      const authorized = (await arbor.driver.readFile(vmId, '/root/.ssh/authorized_keys')).toString();
+      expect(authorized.split(' ').slice(0, 2).join(' ')).toBe(publicKey);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('lists the VM under /vms and its alias /vm', async () => {
@@ -120,5 +138,15 @@ describe('VM lifecycle through the API (sandbox driver)', () => {
     // A delete right after creation waits for the boot, then destroys the machine.
     expect((await arbor.request('DELETE', `/api/v1/vm/${id}`)).status).toBe(200);
     expect(await arbor.driver.status(id)).toBeNull();
+  });
+
+  it('a VM whose machine dies on the host is reported dead, and can still be deleted', async () => {
+    const id = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+    await arbor.driver.destroy(id); // the machine vanishes behind the control plane's back
+    await pollUntil(async () => (await arbor.request('GET', `/api/v1/vm/${id}/status`)).json.state === 'dead');
+    const events = (await arbor.request('GET', `/api/v1/vm/${id}/events`)).json.map((e: { type: string }) => e.type);
+    expect(events).toContain('VmDied');
+    expect((await arbor.request('PATCH', `/api/v1/vm/${id}/state`, { body: { state: 'Paused' } })).json).toEqual({ error: 'vm is dead', success: false });
+    expect((await arbor.request('DELETE', `/api/v1/vm/${id}`)).status).toBe(200);
   });
 });

@@ -13,6 +13,9 @@ import { SystemController } from './system/system.controller';
 import { VmsModule } from './vms/vms.module';
 import { CommitsModule } from './commits/commits.module';
 import { TagsModule } from './tags/tags.module';
+import { ExecModule } from './exec/exec.module';
+import { FilesModule } from './files/files.module';
+import { SshKeysModule } from './ssh-keys/ssh-keys.module';
 
 /** The feature modules of the API, one per resource family. */
 const FEATURE_MODULES = [
@@ -20,6 +23,9 @@ const FEATURE_MODULES = [
   CommitsModule,
   TagsModule,
   EventsModule,
+  ExecModule,
+  FilesModule,
+  SshKeysModule,
 ];
 
 @Module({})

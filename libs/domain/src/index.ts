@@ -13,3 +13,6 @@ export * from './commit/commit.events';
 export * from './commit/commit.decider';
 export * from './tag/tag.events';
 export * from './tag/tag.decider';
+export * from './exec/exec.events';
+export * from './exec/exec.commands';
+export * from './exec/exec.decider';

@@ -52,6 +52,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
         }
         return next.handle().pipe(
           mergeMap(async (body) => {
+            // A streamed answer (NDJSON exec) was written by the handler itself: nothing to record;
+            // a retry re-runs the handler, which follows the same exec again from its start.
+            if (response.headersSent) return body;
             const data: RecordedResponse = { method: request.method, path: request.path, status: response.statusCode, body: body ?? null };
             const [event] = toNewEvents([{ type: 'IdempotentResponseRecorded', data }], {
               command_id: stream,

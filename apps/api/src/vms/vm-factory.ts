@@ -4,6 +4,7 @@ import { deterministicUuid, streams, type VmConfig, vmDecider } from '../../../.
 import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
 import { ProjectionWaiter } from '../../../../libs/application/src/projection-waiter';
 import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
+import { VmSshKeys } from '../../../../libs/application/src/vm-ssh-keys';
 import type { CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
 import type { RequestContext } from '../auth/request-context.decorator';
 import { HttpError } from '../http/http-error';
@@ -27,6 +28,7 @@ export class VmFactory {
     @Inject(EVENT_STORE) private readonly events: EventStore,
     private readonly projection: ProjectionWaiter,
     private readonly vms: VmReadModel,
+    private readonly sshKeys: VmSshKeys,
   ) {}
 
   async create(context: RequestContext, vm: NewVm, index: number, waitBoot: boolean): Promise<string> {
@@ -47,6 +49,8 @@ export class VmFactory {
         ip: vmAddress(principal.org_id, vm_id),
         parent_commit_id: vm.commit?.commit_id ?? null,
         grandparent_vm_id: vm.commit?.parent_vm_id ?? null,
+        // The VM's own key pair: its public half is authorized in the guest; GET ssh_key derives the private half.
+        ssh_public_key: this.sshKeys.publicKey(vm_id),
         now: new Date().toISOString(),
       },
       { ...command, command_id: deterministicUuid(command.command_id, 'create', String(index)) },

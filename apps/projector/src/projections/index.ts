@@ -1,6 +1,7 @@
 import { commitTagsProjection } from './commit-tags.projection';
 import { commitsProjection } from './commits.projection';
 import { eventStatsProjection } from './event-stats.projection';
+import { execLogsProjection } from './exec-logs.projection';
 import type { Projection } from './projection';
 import { vmsProjection } from './vms.projection';
 
@@ -9,6 +10,7 @@ export const ALL_PROJECTIONS: Projection[] = [
   vmsProjection,
   commitsProjection,
   commitTagsProjection,
+  execLogsProjection,
   eventStatsProjection,
 ];
 export type { Projection };

@@ -9,6 +9,8 @@ export const streams = {
   /** Reservation stream: appended with no_stream by the one and only first start. */
   bootstrap: () => 'system-bootstrap',
   idempotency: (orgId: string, keyHash: string) => `idempotency-${orgId}-${keyHash}`,
+  guestFile: (opId: string) => `guestfile-${opId}`,
+  exec: (execId: string) => `exec-${execId}`,
 };
 
 /** The aggregate kind a stream belongs to (its prefix up to the first dash). */

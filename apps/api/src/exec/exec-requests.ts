@@ -1,0 +1,46 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { deterministicUuid, execDecider, streams } from '../../../../libs/domain/src';
+import type { VmExecRequestDto } from '../../../../libs/contracts/src';
+import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
+import type { CommandContext } from '../../../../libs/application/src/command-context';
+import { toNewEvents } from '../../../../libs/application/src/event-envelope';
+import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
+import { VmReadModel } from '../vms/vm-read-model';
+
+/** Appends an ExecRequested for the worker: the one write every exec starts with. */
+@Injectable()
+export class ExecRequests {
+  constructor(
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    private readonly vms: VmReadModel,
+  ) {}
+
+  /** Waits out a boot, refuses a VM that is not running (409), and returns the exec's id. */
+  async request(org_id: string, vm_id: string, body: VmExecRequestDto, context: CommandContext): Promise<string> {
+    await this.vms.requireRunning(org_id, vm_id);
+    // Every exec has an id; without the client's, it derives from the command (a retry reuses it).
+    const exec_id = body.exec_id?.toLowerCase() ?? deterministicUuid(context.command_id, 'exec');
+    // A retry of this very request (same X-Idempotency-Key) follows the exec it already started.
+    const [first] = await this.events.readStream(streams.exec(exec_id), { max_count: 1 });
+    if (first && first.id === toNewEvents([{ type: first.type, data: null }], context)[0].id) return exec_id;
+    await handleCommand(
+      this.events,
+      streams.exec(exec_id),
+      execDecider,
+      {
+        type: 'RequestExec',
+        exec_id,
+        vm_id,
+        org_id,
+        command: body.command,
+        env: body.env ?? null,
+        working_dir: body.working_dir ?? null,
+        stdin: body.stdin ?? null,
+        timeout_secs: body.timeout_secs ?? 0,
+        now: new Date().toISOString(),
+      },
+      context,
+    );
+    return exec_id;
+  }
+}

@@ -1,0 +1,31 @@
+import type { EventStore, RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
+import { streams } from '../../../../libs/domain/src';
+
+const TERMINAL = new Set(['ExecExited', 'ExecFailed']);
+const MIN_POLL_MS = 2;
+const MAX_POLL_MS = 10;
+
+/**
+ * The events of an exec stream from `fromRevision` on: the backlog first, then each new event as
+ * it is appended, ending after the exit (or failure). It polls the store, with a short interval
+ * while output flows, so it works the same when the worker runs in another process. Stops
+ * (without error) when `signal` aborts, e.g. the client went away.
+ */
+export async function* tailExecStream(store: EventStore, exec_id: string, fromRevision: number, signal: AbortSignal): AsyncGenerator<RecordedEvent> {
+  let from = fromRevision;
+  let pollMs = MIN_POLL_MS;
+  while (!signal.aborted) {
+    const events = await store.readStream(streams.exec(exec_id), { from_revision: from });
+    for (const event of events) {
+      yield event;
+      if (TERMINAL.has(event.type)) return;
+    }
+    if (events.length) {
+      from = events[events.length - 1].revision + 1;
+      pollMs = MIN_POLL_MS;
+      continue;
+    }
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    pollMs = Math.min(pollMs * 2, MAX_POLL_MS);
+  }
+}

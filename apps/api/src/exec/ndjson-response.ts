@@ -1,0 +1,33 @@
+import type { Response } from 'express';
+import { once } from 'node:events';
+import type { ExecStreamItem } from './exec-lines';
+
+/**
+ * Sends exec lines as NDJSON (`application/x-ndjson`, chunked), each line written as soon as it
+ * is produced. The response starts when the follower says the exec is open, so a command that
+ * could not run is still answered with a JSON error; the body ends after the last line.
+ */
+export async function sendNdjson(response: Response, items: AsyncIterable<ExecStreamItem>): Promise<void> {
+  const start = () => {
+    if (response.headersSent) return;
+    response.status(200);
+    response.setHeader('Content-Type', 'application/x-ndjson');
+    response.setHeader('Cache-Control', 'no-store');
+    response.flushHeaders();
+  };
+  for await (const item of items) {
+    if (response.destroyed) break;
+    start();
+    if (item.kind === 'open') continue;
+    if (!response.write(`${JSON.stringify(item.line)}\n`)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+  }
+  start();
+  response.end();
+}
+
+/** An AbortSignal that fires when the client goes away before the response has ended. */
+export function clientGone(response: Response): AbortSignal {
+  const controller = new AbortController();
+  response.once('close', () => controller.abort());
+  return controller.signal;
+}

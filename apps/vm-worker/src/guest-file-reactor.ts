@@ -1,0 +1,93 @@
+import { deterministicUuid, streams } from '../../../libs/domain/src';
+import {
+  fromFileChunks,
+  guestFileDecider,
+  MAX_FILE_CONTENT_BYTES,
+  toFileChunks,
+  type FileOperationFailureKind,
+  type FileReadRequested,
+  type FileWriteRequested,
+  type GuestFileCommand,
+  type GuestFileEvent,
+} from '../../../libs/domain/src/guest-file';
+import { handleCommand } from '../../../libs/application/src/aggregate-repository';
+import type { CommandContext } from '../../../libs/application/src/command-context';
+import { toDomainEvent } from '../../../libs/application/src/event-envelope';
+import type { EventStore, RecordedEvent } from '../../../libs/event-store/src/event-store.port';
+import { GuestFileError, MachineNotFoundError, MachineStateError, type HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import type { StreamReactor } from './stream-reactor';
+
+const REQUEST_TYPES = new Set(['FileWriteRequested', 'FileReadRequested']);
+
+/**
+ * Carries out guest file reads and writes asked for in `guestfile-<op_id>` streams: the API
+ * never talks to the host, so the content goes through the log both ways. A pending request
+ * gets one driver call and one outcome; a finished one is left alone, so a replay does nothing.
+ */
+export class GuestFileReactor implements StreamReactor {
+  readonly prefix = 'guestfile-';
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly driver: HypervisorDriver,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  /** Never needs a resync: a request is answered (or failed) by the reaction it triggers. */
+  async react(op_id: string): Promise<boolean> {
+    const recorded = await this.events.readStream(streams.guestFile(op_id));
+    const state = recorded.map((r) => toDomainEvent<GuestFileEvent>(r)).reduce(guestFileDecider.evolve, guestFileDecider.initialState());
+    const intent = recorded.find((event) => REQUEST_TYPES.has(event.type));
+    if (state.phase !== 'pending' || !intent) return false;
+    try {
+      const outcome = intent.type === 'FileWriteRequested' ? await this.write(intent, state.chunks) : await this.read(op_id, intent);
+      await this.record(op_id, intent, outcome);
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.log(`worker: guest file operation ${op_id} failed: ${reason}`);
+      await this.record(op_id, intent, { type: 'RecordFileOperationFailed', kind: failureKind(error), reason });
+    }
+    return false;
+  }
+
+  private async write(intent: RecordedEvent, chunks: string[]): Promise<GuestFileCommand> {
+    const { vm_id, path, mode, create_dirs } = intent.data as FileWriteRequested['data'];
+    await this.driver.writeFile(vm_id, path, fromFileChunks(chunks), { mode, create_dirs });
+    return { type: 'RecordFileWritten' };
+  }
+
+  private async read(op_id: string, intent: RecordedEvent): Promise<GuestFileCommand> {
+    const { vm_id, path } = intent.data as FileReadRequested['data'];
+    const content = await this.driver.readFile(vm_id, path);
+    if (content.length > MAX_FILE_CONTENT_BYTES) {
+      // Refused before any of it reaches the log: contents live there, and the cap bounds it.
+      const reason = `${path} is ${content.length} bytes, over the limit of ${MAX_FILE_CONTENT_BYTES} bytes (8 MiB)`;
+      return { type: 'RecordFileOperationFailed', kind: 'too_large', reason };
+    }
+    const chunks = toFileChunks(content);
+    // One append per chunk keeps every append small (see FILE_CHUNK_BYTES).
+    for (const [index, data_b64] of chunks.entries()) {
+      await this.record(op_id, intent, { type: 'AddFileChunk', op_id, index, data_b64 }, String(index));
+    }
+    return { type: 'RecordFileRead', size: content.length, chunk_count: chunks.length };
+  }
+
+  /** Appends an outcome, caused by the request it answers and correlated with its API call. */
+  private async record(op_id: string, intent: RecordedEvent, command: GuestFileCommand, part = ''): Promise<void> {
+    const context: CommandContext = {
+      command_id: deterministicUuid(intent.id, command.type, part),
+      correlation_id: intent.metadata.correlation_id,
+      causation_id: intent.id,
+      actor_key_id: null,
+      org_id: intent.metadata.org_id,
+    };
+    await handleCommand(this.events, streams.guestFile(op_id), guestFileDecider, command, context);
+  }
+}
+
+function failureKind(error: unknown): FileOperationFailureKind {
+  if (error instanceof GuestFileError) return error.reason;
+  // A paused or vanished machine; on this single-host worker the machine is ours or gone.
+  if (error instanceof MachineStateError || error instanceof MachineNotFoundError) return 'vm_unavailable';
+  return 'other'; // e.g. a driver error, or a file that changed while a replayed read ran
+}

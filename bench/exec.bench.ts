@@ -1,0 +1,75 @@
+import type { HypervisorDriver } from '../libs/hypervisor/src/hypervisor-driver.port';
+import { startBenchArbor } from './embedded-client';
+import { formatMs, percentile, report, timed } from './stats';
+
+/**
+ * Exec through the log on a real driver: the sync round trip through the API (append the request,
+ * the worker runs it and appends output and exit, the API follows the stream) against the same
+ * command straight on the driver, and how soon a streamed exec's first output line arrives.
+ */
+export async function benchExec(hypervisor: 'sandbox' | 'qemu' = 'sandbox', rounds = 50): Promise<void> {
+  const bench = await startBenchArbor({ HYPERVISOR: hypervisor });
+  try {
+    const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { mem_size_mib: 256 } });
+    const driver = bench.arbor.driver;
+    const command = ['echo', 'hello'];
+    // Warm both paths once (first exec pays for caches and JIT).
+    await driver.exec(vm_id, { argv: command }, () => {});
+    await bench.call('POST', `/api/v1/vm/${vm_id}/exec`, { command });
+
+    const direct: number[] = [];
+    const api: number[] = [];
+    const firstByte: number[] = [];
+    const driverFirstByte: number[] = [];
+    // In blocks, not interleaved: a round's leftovers (process teardown, projector catching up)
+    // would otherwise land on the next measurement.
+    for (let i = 0; i < rounds; i++) direct.push((await timed(() => driver.exec(vm_id, { argv: command }, () => {})))[1]);
+    for (let i = 0; i < rounds; i++) api.push((await timed(() => bench.call('POST', `/api/v1/vm/${vm_id}/exec`, { command })))[1]);
+    for (let i = 0; i < rounds; i++) driverFirstByte.push(await driverFirstChunkMs(bench.arbor.driver, vm_id));
+    for (let i = 0; i < rounds; i++) firstByte.push(await streamFirstLineMs(bench.arbor.url, bench.arbor.createdAdminKey!, vm_id));
+    const p50 = (s: number[]) => percentile(s, 50);
+    const p99 = (s: number[]) => percentile(s, 99);
+    console.log(`exec (${hypervisor} driver, ${rounds} rounds, embedded SQLite, real HTTP)`);
+    report([
+      ['driver.exec p50 / p99', `${formatMs(p50(direct))} / ${formatMs(p99(direct))}`],
+      ['POST /vm/{id}/exec p50 / p99', `${formatMs(p50(api))} / ${formatMs(p99(api))}`],
+      ['API / driver ratio (p50)', `${(p50(api) / p50(direct)).toFixed(2)}×`],
+      ['driver.exec first chunk p50 / p99', `${formatMs(p50(driverFirstByte))} / ${formatMs(p99(driverFirstByte))}`],
+      ['exec/stream first chunk line p50 / p99', `${formatMs(p50(firstByte))} / ${formatMs(p99(firstByte))}`],
+    ]);
+  } finally {
+    await bench.stop();
+  }
+}
+
+const STREAMED_SCRIPT = ['sh', '-c', 'echo first; sleep 0.05; echo second'];
+
+/** From calling driver.exec until its first output chunk (the floor for the streamed figure). */
+async function driverFirstChunkMs(driver: HypervisorDriver, vm_id: string): Promise<number> {
+  const start = process.hrtime.bigint();
+  let first: number | null = null;
+  await driver.exec(vm_id, { argv: STREAMED_SCRIPT }, () => (first ??= Number(process.hrtime.bigint() - start) / 1e6));
+  return first!;
+}
+
+/** From sending POST /exec/stream until the first chunk line has arrived (then reads to the end). */
+async function streamFirstLineMs(url: string, key: string, vm_id: string): Promise<number> {
+  const start = process.hrtime.bigint();
+  const response = await fetch(`${url}/api/v1/vm/${vm_id}/exec/stream`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ command: STREAMED_SCRIPT }),
+  });
+  if (response.status !== 200) throw new Error(`exec/stream: ${response.status} ${await response.text()}`);
+  const reader = response.body!.getReader();
+  let text = '';
+  let firstLineMs: number | null = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += Buffer.from(value).toString();
+    if (firstLineMs === null && text.includes('"type":"chunk"') && text.includes('\n')) firstLineMs = Number(process.hrtime.bigint() - start) / 1e6;
+  }
+  if (firstLineMs === null) throw new Error(`no chunk line in ${text}`);
+  return firstLineMs;
+}

@@ -1,0 +1,118 @@
+import { createHmac, createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ArborConfig } from './arbor-config';
+
+/** PKCS#8 DER header of an Ed25519 private key; the 32-byte seed follows it. */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const KEY_TYPE = 'ssh-ed25519';
+const SECRET_FILE = 'ssh-key-secret';
+const SECRET_ENV = 'ARBOR_SSH_KEY_SECRET';
+
+/**
+ * Every VM's own Ed25519 key pair, derived from a server secret and the VM id
+ * (seed = HMAC-SHA256(secret, vm_id)), so no private key is ever stored, in the log or elsewhere:
+ * the public half goes into VmCreationRequested, the private half is computed on demand.
+ *
+ * The secret is ARBOR_SSH_KEY_SECRET (hex, at least 32 bytes), or else `<dataDir>/ssh-key-secret`,
+ * created with 32 random bytes on first use. In the distributed mode every api replica must
+ * derive the same keys: give them all the same ARBOR_SSH_KEY_SECRET.
+ */
+export class VmSshKeys {
+  private constructor(private readonly secret: Buffer) {}
+
+  static load(config: Pick<ArborConfig, 'dataDir'>, env: NodeJS.ProcessEnv = process.env): VmSshKeys {
+    const fromEnv = env[SECRET_ENV];
+    return new VmSshKeys(fromEnv ? parseSecret(fromEnv, SECRET_ENV) : loadOrCreateSecretFile(config.dataDir));
+  }
+
+  /** One OpenSSH line: `ssh-ed25519 AAAA… arbor-vm-<id>`, for authorized_keys. */
+  publicKey(vm_id: string): string {
+    return `${KEY_TYPE} ${publicBlob(this.publicKeyBytes(vm_id)).toString('base64')} ${comment(vm_id)}`;
+  }
+
+  /** The private key as an unencrypted OpenSSH (openssh-key-v1) PEM block. */
+  privateKeyOpenSsh(vm_id: string): string {
+    const seed = this.seed(vm_id);
+    const publicKey = this.publicKeyBytes(vm_id);
+    // The check ints only let a decrypting reader notice a wrong passphrase; derived so output is stable.
+    const check = seed.subarray(0, 4);
+    const privateSection = Buffer.concat([
+      check,
+      check,
+      sshString(KEY_TYPE),
+      sshString(publicKey),
+      sshString(Buffer.concat([seed, publicKey])),
+      sshString(comment(vm_id)),
+    ]);
+    const body = Buffer.concat([
+      Buffer.from('openssh-key-v1\0'),
+      sshString('none'), // cipher
+      sshString('none'), // kdf
+      sshString(''), // kdf options
+      uint32(1), // number of keys
+      sshString(publicBlob(publicKey)),
+      sshString(padToBlock(privateSection, 8)),
+    ]);
+    const lines = body.toString('base64').match(/.{1,70}/g)!;
+    return ['-----BEGIN OPENSSH PRIVATE KEY-----', ...lines, '-----END OPENSSH PRIVATE KEY-----', ''].join('\n');
+  }
+
+  private seed(vm_id: string): Buffer {
+    return createHmac('sha256', this.secret).update(vm_id).digest();
+  }
+
+  private publicKeyBytes(vm_id: string): Buffer {
+    const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, this.seed(vm_id)]), format: 'der', type: 'pkcs8' });
+    return Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x!, 'base64url');
+  }
+}
+
+const comment = (vm_id: string) => `arbor-vm-${vm_id}`;
+
+function uint32(value: number): Buffer {
+  const buffer = Buffer.alloc(4);
+  buffer.writeUInt32BE(value);
+  return buffer;
+}
+
+/** The SSH wire format's string: a uint32 length, then the bytes. */
+function sshString(value: string | Buffer): Buffer {
+  const bytes = typeof value === 'string' ? Buffer.from(value) : value;
+  return Buffer.concat([uint32(bytes.length), bytes]);
+}
+
+const publicBlob = (publicKey: Buffer) => Buffer.concat([sshString(KEY_TYPE), sshString(publicKey)]);
+
+/** openssh-key-v1 pads the private section with 1, 2, 3, … to the cipher's block size. */
+function padToBlock(section: Buffer, blockSize: number): Buffer {
+  const padding = (blockSize - (section.length % blockSize)) % blockSize;
+  return Buffer.concat([section, Buffer.from(Array.from({ length: padding }, (_, i) => i + 1))]);
+}
+
+function parseSecret(hex: string, where: string): Buffer {
+  const value = hex.trim();
+  if (!/^([0-9a-fA-F]{2}){32,}$/.test(value)) throw new Error(`${where} must be at least 32 bytes as hex (64+ hex digits)`);
+  return Buffer.from(value, 'hex');
+}
+
+/**
+ * Written whole to a temporary file, then hard-linked into place (which fails if the name exists):
+ * two processes starting at once end up with the same secret, and none ever reads a partial one.
+ */
+function loadOrCreateSecretFile(dataDir: string): Buffer {
+  const file = join(dataDir, SECRET_FILE);
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    writeFileSync(temporary, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+    try {
+      linkSync(temporary, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      unlinkSync(temporary);
+    }
+  }
+  return parseSecret(readFileSync(file, 'utf8'), file);
+}

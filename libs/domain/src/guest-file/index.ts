@@ -1,0 +1,3 @@
+export * from './guest-file.events';
+export * from './guest-file.decider';
+export * from './file-chunks';
