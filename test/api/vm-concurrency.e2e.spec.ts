@@ -88,3 +88,51 @@ describe('concurrent conflicting commands on one VM (HTTP)', () => {
     expect(related[2].metadata.causation_id).toBe(related[0].event_id);
   });
 });
+
+describe('booting VMs and partial branch failures (HTTP)', () => {
+  let arbor: TestArbor;
+  let driver: InMemoryDriver;
+
+  beforeAll(async () => {
+    driver = new InMemoryDriver();
+    arbor = await startTestArbor({ driver });
+  });
+  afterAll(() => arbor.destroy());
+
+  it('operations on a booting VM wait for the boot, or answer 409 at once with skip_wait_boot=true', async () => {
+    driver.slowDown('create', 400);
+    try {
+      const vm = (await arbor.request('POST', '/api/v1/vm/new_root', { body: { vm_config: {} } })).json.vm_id;
+      expect((await arbor.request('GET', `/api/v1/vm/${vm}/status`)).json.state).toBe('booting');
+      const refused = await arbor.request('PATCH', `/api/v1/vm/${vm}/state?skip_wait_boot=true`, { body: { state: 'Paused' } });
+      expect(refused.status).toBe(409);
+      expect(refused.json.error).toBe('vm is still booting');
+      expect((await arbor.request('POST', `/api/v1/vm/${vm}/commit?skip_wait_boot=true`)).status).toBe(409);
+      // Without the flag the call waits for the boot, then does its work.
+      expect((await arbor.request('PATCH', `/api/v1/vm/${vm}/state`, { body: { state: 'Paused' } })).status).toBe(200);
+      expect((await arbor.request('GET', `/api/v1/vm/${vm}/status`)).json.state).toBe('paused');
+    } finally {
+      driver.slowDown('create', 0);
+    }
+  });
+
+  it('a branch that fails part-way answers the hybrid body listing the VMs created so far', async () => {
+    const parent = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+    driver.failNext('start', 'out of memory on the host', 1); // the second child fails to start
+    const res = await arbor.request('POST', `/api/v1/vm/branch/by_vm/${parent}?count=3`);
+    expect(res.status).toBe(500);
+    expect(Object.keys(res.json).sort()).toEqual(['error', 'vms']);
+    expect(res.json.vms).toHaveLength(1);
+    expect(res.json.error).toContain('out of memory on the host');
+    expect((await arbor.request('GET', `/api/v1/vm/${res.json.vms[0].vm_id}/status`)).json.state).toBe('running');
+  });
+
+  it('a branch of a missing VM answers 404 with the hybrid body; by_commit answers a plain error', async () => {
+    const missing = '00000000-0000-4000-8000-00000000000f';
+    expect((await arbor.request('POST', `/api/v1/vm/branch/by_vm/${missing}`)).json).toEqual({ vms: [], error: 'vm not found' });
+    expect((await arbor.request('POST', `/api/v1/vm/branch/by_commit/${missing}`)).json).toEqual({ error: 'commit not found', success: false });
+    expect((await arbor.request('POST', `/api/v1/vm/${missing}/branch`)).json).toEqual({ error: 'commit not found', success: false });
+    expect((await arbor.request('POST', '/api/v1/vm/branch/by_ref/myrepo/v1')).json).toEqual({ vms: [], error: 'repository not found' });
+    expect((await arbor.request('POST', `/api/v1/vm/branch/by_commit/${missing}?count=256`)).status).toBe(400);
+  });
+});

@@ -28,7 +28,7 @@ type Operation = 'create' | 'destroy' | 'pause' | 'resume' | 'commit' | 'start' 
  * Machines that exist only in memory (files included), with every call recorded: for the
  * worker's reconcile tests, which assert the exact driver calls a sequence of events causes, and
  * for benchmarks of the control plane alone. Never selected by HYPERVISOR=auto. `failNext` makes
- * the next call of an operation throw. exec runs nothing: it echoes argv to stdout, exit code 0.
+ * a coming call of an operation throw; `slowDown` makes an operation take longer. exec runs nothing: it echoes argv to stdout, exit code 0.
  */
 export class InMemoryDriver implements HypervisorDriver {
   readonly name = 'memory';
@@ -36,11 +36,12 @@ export class InMemoryDriver implements HypervisorDriver {
   readonly calls: string[] = [];
   private readonly machines = new Map<string, MemoryMachine>();
   private readonly snapshots = new Map<string, SnapshotInfo & { files: Map<string, Buffer> }>();
-  private readonly failures = new Map<Operation, string>();
+  private readonly failures = new Map<Operation, { reason: string; skip: number }>();
   private readonly delays = new Map<Operation, number>();
 
-  failNext(operation: Operation, reason: string): void {
-    this.failures.set(operation, reason);
+  /** Makes a coming call of an operation throw: the next one, or the one after `skip` more. */
+  failNext(operation: Operation, reason: string, skip = 0): void {
+    this.failures.set(operation, { reason, skip });
   }
 
   /** Makes every call of an operation take this long (to widen races in tests). */
@@ -66,6 +67,7 @@ export class InMemoryDriver implements HypervisorDriver {
 
   async create(spec: MachineSpec): Promise<MachineInfo> {
     this.record('create', spec.vm_id);
+    await this.delay('create');
     if (this.machines.has(spec.vm_id)) throw new Error(`machine ${spec.vm_id} exists`);
     const { vcpu_count, mem_size_mib, fs_size_mib } = spec;
     this.machines.set(spec.vm_id, { state: 'running', files: environmentFiles(spec.env), shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id: null });
@@ -174,10 +176,13 @@ export class InMemoryDriver implements HypervisorDriver {
   private record(operation: Operation, vm_id: string): void {
     this.calls.push(`${operation} ${vm_id}`);
     const failure = this.failures.get(operation);
-    if (failure !== undefined) {
-      this.failures.delete(operation);
-      throw new Error(failure);
+    if (failure === undefined) return;
+    if (failure.skip > 0) {
+      failure.skip -= 1;
+      return;
     }
+    this.failures.delete(operation);
+    throw new Error(failure.reason);
   }
 
   private machine(vm_id: string): MemoryMachine {
