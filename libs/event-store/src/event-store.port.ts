@@ -64,6 +64,7 @@ export interface ReadAllOptions {
   /**
    * Exclusive position: forwards reads return events with position > after_position (default:
    * from the beginning); backwards reads return events with position < before_position.
+   * A negative after_position (-1, the headPosition of an empty log) also means the beginning.
    */
   after_position?: number;
   before_position?: number;
@@ -71,7 +72,7 @@ export interface ReadAllOptions {
 }
 
 export interface SubscribeToAllOptions {
-  /** Deliver events with position > after_position; omit to start at the beginning. */
+  /** Deliver events with position > after_position; omit it, or pass a negative one (-1), to start at the beginning. */
   after_position?: number;
 }
 

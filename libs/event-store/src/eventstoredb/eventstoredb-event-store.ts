@@ -91,7 +91,7 @@ export class EventStoreDbEventStore implements EventStore {
     const backwards = options.direction === 'backwards';
     const limit = options.max_count ?? Infinity;
     // The port's bounds are exclusive; the server's forward reads include the event at the position.
-    let cursor = backwards ? options.before_position : options.after_position;
+    let cursor = backwards ? options.before_position : fromTheStartIfNegative(options.after_position);
     const beyondCursor = (position: number) =>
       cursor === undefined || (backwards ? position < cursor : position > cursor);
     const events: RecordedEvent[] = [];
@@ -115,7 +115,7 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): AllSubscription {
-    const after = options.after_position;
+    const after = fromTheStartIfNegative(options.after_position);
     const source = this.client.subscribeToAll({ fromPosition: after === undefined ? START : toEsdbPosition(after) });
     const subscription = new EventStoreDbAllSubscription(source, after, () => this.subscriptions.delete(subscription));
     this.subscriptions.add(subscription);
@@ -187,6 +187,14 @@ function toEsdbRevision(expected: ExpectedRevision): AppendExpectedRevision {
   if (expected === 'no_stream') return NO_STREAM;
   if (expected === 'stream_exists') return STREAM_EXISTS;
   return BigInt(expected);
+}
+
+/**
+ * The port's "after -1" (the head of an empty log) means the beginning; the server has no negative
+ * positions (the client cannot even encode one), so it becomes START.
+ */
+function fromTheStartIfNegative(after: number | undefined): number | undefined {
+  return after !== undefined && after < 0 ? undefined : after;
 }
 
 function toEsdbPosition(position: number): Position {

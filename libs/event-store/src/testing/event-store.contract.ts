@@ -380,6 +380,17 @@ export function describeEventStoreContract(adapterName: string, open: () => Prom
         expect(await store.readAll({ direction: 'backwards', before_position: oldest.position, max_count: 1 })).toEqual([]);
       });
 
+      it('reads from the beginning with after_position -1 (the head of an empty log), as without it', async () => {
+        const stream = newStreamId();
+        const { events } = await appendNew(stream, 2, 'no_stream');
+
+        const [oldest] = await store.readAll({ max_count: 1 });
+        const [first, ...rest] = await store.readAll({ after_position: -1, max_count: 1 });
+        expect(rest).toEqual([]);
+        expect(first).toEqual(oldest);
+        expect(ids(ownEvents(await store.readAll({ after_position: -1 }), stream))).toEqual(ids(events));
+      });
+
       it('reports the position of the last event as headPosition', async () => {
         const stream = newStreamId();
         const before = await store.headPosition();
@@ -458,6 +469,19 @@ export function describeEventStoreContract(adapterName: string, open: () => Prom
         expect(first.done).toBe(false);
         expect((first.value as RecordedEvent).id).toBe(oldest.id);
         expect((first.value as RecordedEvent).position).toBe(oldest.position);
+      });
+
+      it('starts at the beginning of the log with after_position -1, as without it', async () => {
+        await appendNew(newStreamId(), 1, 'no_stream');
+        const [oldest] = await store.readAll({ max_count: 1 });
+
+        const subscription = store.subscribeToAll({ after_position: -1 });
+        const iterator = subscription[Symbol.asyncIterator]();
+        const first = await withGuard(iterator.next(), 'the first event of the log');
+        await subscription.unsubscribe();
+
+        expect(first.done).toBe(false);
+        expect(first.value).toEqual(oldest);
       });
 
       it('ends a pending iteration when unsubscribed, and unsubscribing twice is harmless', async () => {
