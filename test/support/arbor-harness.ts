@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadConfig, type ArborConfig } from '../../libs/application/src/arbor-config';
 import type { HypervisorDriver } from '../../libs/hypervisor/src/hypervisor-driver.port';
 import { startEmbedded, type EmbeddedArbor } from '../../apps/embedded/src/embedded';
+import { EMBEDDED_STORES } from './processes';
 
 export interface TestArbor extends EmbeddedArbor {
   config: ArborConfig;
@@ -22,10 +23,14 @@ export interface TestResponse {
   json: any;
 }
 
-/** The embedded service on a fresh temporary data directory and a free port, as a user runs it. */
+/**
+ * The embedded service on a fresh temporary data directory and a free port, as a user runs it.
+ * It runs on the embedded stores even when EVENTSTORE_URL/MONGODB_URL are set for the real-server
+ * contract suites: a test that wants the distributed adapters passes them in `env`.
+ */
 export async function startTestArbor(options: { driver?: HypervisorDriver; env?: Record<string, string>; dataDir?: string } = {}): Promise<TestArbor> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'arbor-test-'));
-  const config = loadConfig({ ...process.env, ARBOR_DATA_DIR: dataDir, PORT: '0', ARBOR_WAIT_TIMEOUT_MS: '60000', ...options.env });
+  const config = loadConfig({ ...process.env, ...EMBEDDED_STORES, ARBOR_DATA_DIR: dataDir, PORT: '0', ARBOR_WAIT_TIMEOUT_MS: '60000', ...options.env });
   const arbor = await startEmbedded(config, { driver: options.driver, log: () => {}, httpLogger: false });
   const adminKey = arbor.createdAdminKey ?? (await import('node:fs')).readFileSync(arbor.adminKeyFile, 'utf8').trim();
   const request: TestArbor['request'] = async (method, path, opts = {}) => {

@@ -19,8 +19,16 @@ export interface RunningProcess {
   exited: Promise<number | null>;
 }
 
+/**
+ * The store settings that select the embedded SQLite stores (empty counts as unset). Tests start
+ * services on them by default, whatever the environment says (EVENTSTORE_URL/MONGODB_URL are set to
+ * run the real-server contract suites); a test that wants the distributed adapters passes the URLs.
+ */
+export const EMBEDDED_STORES = { EVENTSTORE_URL: '', MONGODB_URL: '' } as const;
+
+/** Starts a built entry point with the test's environment, on the embedded stores unless `env` says otherwise. */
 export function startProcess(entry: string, env: Record<string, string>): RunningProcess {
-  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { ...process.env, ...EMBEDDED_STORES, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
