@@ -124,7 +124,30 @@ describe('booting VMs and partial branch failures (HTTP)', () => {
     expect(Object.keys(res.json).sort()).toEqual(['error', 'vms']);
     expect(res.json.vms).toHaveLength(1);
     expect(res.json.error).toContain('out of memory on the host');
-    expect((await arbor.request('GET', `/api/v1/vm/${res.json.vms[0].vm_id}/status`)).json.state).toBe('running');
+    const child = res.json.vms[0].vm_id;
+    expect((await arbor.request('GET', `/api/v1/vm/${child}/status`)).json.state).toBe('running');
+
+    // The child that failed to boot was cleaned up: gone from the host and the lists, deleted in
+    // the log with the reason kept, so the body's `vms` describes every VM the branch left behind.
+    const failure = (await arbor.infra.eventStore.readAll()).filter((e) => e.type === 'VmBootFailed').pop()!;
+    const failed = (failure.data as { vm_id: string; reason: string }).vm_id;
+    expect((failure.data as { reason: string }).reason).toBe('out of memory on the host');
+    expect(await driver.status(failed)).toBeNull();
+    const listed = (await arbor.request('GET', '/api/v1/vms')).json.map((vm: { vm_id: string }) => vm.vm_id);
+    expect(listed).toEqual(expect.arrayContaining([parent, child]));
+    expect(listed).not.toContain(failed);
+    expect((await arbor.request('GET', `/api/v1/vm/${failed}/status`)).status).toBe(404);
+    const metadata = await arbor.request('GET', `/api/v1/vm/${failed}/metadata`);
+    expect(metadata.status).toBe(200);
+    expect(metadata.json.deleted_at).toEqual(expect.any(String));
+
+    // Only the child that exists holds the branch's commit; once it is deleted, so can the commit be.
+    const commit = (await arbor.request('GET', '/api/v1/commits')).json.commits.find((c: { parent_vm_id: string }) => c.parent_vm_id === parent);
+    const held = await arbor.request('DELETE', `/api/v1/commits/${commit.commit_id}`);
+    expect(held.status).toBe(409);
+    expect(held.json.error).toBe('commit still has 1 active VM(s)');
+    expect((await arbor.request('DELETE', `/api/v1/vm/${child}`)).status).toBe(200);
+    expect((await arbor.request('DELETE', `/api/v1/commits/${commit.commit_id}`)).status).toBe(204);
   });
 
   it('a branch of a missing VM answers 404 with the hybrid body; by_commit answers a plain error', async () => {

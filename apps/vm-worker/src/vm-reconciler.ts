@@ -71,16 +71,25 @@ export class VmReconciler implements StreamReactor {
         await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, image_name, env: state.env, identity });
       }
     } catch (error) {
-      const reason = (error as Error).message;
-      this.log(`worker: creating ${vm_id} failed: ${reason}`);
-      await this.driver.destroy(vm_id).catch(() => undefined);
-      return this.record(vm_id, { type: 'RecordVmBootFailed', reason }, intent);
+      return this.failBoot(vm_id, (error as Error).message, intent);
     }
     const outcome = await this.record(vm_id, { type: 'RecordVmBooted', driver: this.driver.name, now: new Date().toISOString() }, intent);
     if (outcome.length === 0) {
       // Deleted while it booted: the log no longer wants the machine.
       await this.react(vm_id);
     }
+  }
+
+  /**
+   * A VM that cannot boot is cleaned up (BEHAVIOR.md §2): whatever the attempt left on the host
+   * is destroyed, then the failure (with its reason) and the VM's deletion are appended together.
+   * Should the destroy fail, the VM is still deleted in the log; the machine is then an orphan
+   * that the next reconcile destroys (the stream stays known until it succeeds).
+   */
+  private async failBoot(vm_id: string, reason: string, intent: RecordedEvent | null) {
+    this.log(`worker: creating ${vm_id} failed: ${reason}`);
+    await this.driver.destroy(vm_id).catch((error) => this.log(`worker: cleaning up ${vm_id} failed: ${(error as Error).message}`));
+    await this.record(vm_id, { type: 'RecordVmBootFailed', reason, now: new Date().toISOString() }, intent);
   }
 
   private async converge(vm_id: string, state: VmState, machine: MachineState | null, intent: RecordedEvent | null) {

@@ -127,7 +127,7 @@ describe('vm-worker reconcile', () => {
     expect(await driver.status(orphan)).toBeNull();
   });
 
-  it('a failed create is reported with its reason and leaves nothing behind', async () => {
+  it('a failed create is cleaned up: reported with its reason, the VM deleted, nothing left behind', async () => {
     const vm = randomUUID();
     driver.failNext('create', 'no space left on device');
     await startWorker();
@@ -135,8 +135,10 @@ describe('vm-worker reconcile', () => {
     await settle();
     expect(driver.calls).toEqual([`create ${vm}`, `destroy ${vm}`]);
     const events = await store.readStream(streams.vm(vm));
-    expect(events.map((e) => e.type)).toEqual(['VmCreationRequested', 'VmBootFailed']);
+    expect(events.map((e) => e.type)).toEqual(['VmCreationRequested', 'VmBootFailed', 'VmDeleted']);
     expect((events[1].data as { reason: string }).reason).toBe('no space left on device');
+    expect(events[1].metadata.causation_id).toBe(events[0].id);
+    expect(await driver.list()).toEqual([]);
   });
 
   it('a failed pause is reported and the VM stays running', async () => {

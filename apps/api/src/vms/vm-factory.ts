@@ -1,14 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { deterministicUuid, streams, type VmConfig, vmDecider } from '../../../../libs/domain/src';
+import { deterministicUuid, notFound, streams, type VmBootFailed, type VmConfig, vmDecider } from '../../../../libs/domain/src';
 import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
+import type { ArborConfig } from '../../../../libs/application/src/arbor-config';
+import { awaitStreamEvent } from '../../../../libs/application/src/await-stream-event';
+import { ARBOR_CONFIG } from '../../../../libs/application/src/infrastructure';
 import { ProjectionWaiter } from '../../../../libs/application/src/projection-waiter';
 import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
 import { VmSshKeys } from '../../../../libs/application/src/vm-ssh-keys';
 import type { CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
 import type { RequestContext } from '../auth/request-context.decorator';
 import { HttpError } from '../http/http-error';
-import { VmReadModel } from './vm-read-model';
 
 export interface NewVm {
   config: VmConfig;
@@ -26,8 +28,8 @@ export interface NewVm {
 export class VmFactory {
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
+    @Inject(ARBOR_CONFIG) private readonly config: ArborConfig,
     private readonly projection: ProjectionWaiter,
-    private readonly vms: VmReadModel,
     private readonly sshKeys: VmSshKeys,
   ) {}
 
@@ -55,14 +57,31 @@ export class VmFactory {
       },
       { ...command, command_id: deterministicUuid(command.command_id, 'create', String(index)) },
     );
-    await this.projection.waitFor(result.position);
-    if (waitBoot) {
-      const created = await this.vms.waitUntilBooted(principal.org_id, vm_id, false);
-      if (created.state === 'dead') throw new HttpError(500, `vm ${vm_id} failed to boot: ${created.failure_reason ?? 'unknown reason'}`);
+    if (!waitBoot) {
+      await this.projection.waitFor(result.position);
+      return vm_id;
     }
+    await this.awaitBoot(vm_id, result.revision);
     return vm_id;
   }
+
+  /**
+   * Waits for the worker's answer to the creation in the log. A VM that failed to boot is deleted
+   * in the same append as the failure, so the answer (500 with the reason) comes only once the
+   * read models no longer list it.
+   */
+  private async awaitBoot(vm_id: string, creationRevision: number): Promise<void> {
+    const stream = streams.vm(vm_id);
+    const outcome = await awaitStreamEvent(this.events, stream, creationRevision, (e) => BOOT_OUTCOMES.has(e.type), `vm ${vm_id} to boot`, this.config.waitTimeoutMs);
+    const settled = await this.events.readStream(stream, { from_revision: outcome.revision });
+    await this.projection.waitFor(settled[settled.length - 1].position);
+    if (outcome.type === 'VmBootFailed') throw new HttpError(500, `vm ${vm_id} failed to boot: ${(outcome.data as VmBootFailed['data']).reason}`);
+    if (outcome.type === 'VmDeleted') throw notFound('vm'); // deleted by its owner while it booted
+  }
 }
+
+/** What ends a boot: the machine runs, it failed (and the VM was deleted), or it was deleted first. */
+const BOOT_OUTCOMES = new Set(['VmBooted', 'VmBootFailed', 'VmDeleted']);
 
 /** A per-org ULA prefix (fdXX:XXXX:XXXX::/48) and a per-VM interface id, as the contract's IPv6 addresses. */
 function vmAddress(org_id: string, vm_id: string): string {

@@ -25,7 +25,8 @@ export type RequestVmDiskResize = { type: 'RequestVmDiskResize'; fs_size_mib: nu
 
 /** Commands from the vm-worker (what the hypervisor did). */
 export type RecordVmBooted = { type: 'RecordVmBooted'; driver: string; now: string };
-export type RecordVmBootFailed = { type: 'RecordVmBootFailed'; reason: string };
+/** The machine could not be created: the node cleaned it up, so the VM is deleted too. */
+export type RecordVmBootFailed = { type: 'RecordVmBootFailed'; reason: string; now: string };
 export type RecordVmPaused = { type: 'RecordVmPaused' };
 export type RecordVmResumed = { type: 'RecordVmResumed' };
 export type RecordVmCommitted = { type: 'RecordVmCommitted'; includes_memory: boolean };

@@ -105,7 +105,12 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
       return [{ type: 'VmBooted', data: { vm_id: state.vm_id!, driver: command.driver, booted_at: command.now } }];
     case 'RecordVmBootFailed':
       if (state.lifecycle !== 'booting') return [];
-      return [{ type: 'VmBootFailed', data: { vm_id: state.vm_id!, reason: command.reason } }];
+      // The node cleans up a VM that failed to boot (BEHAVIOR.md §2: it disappears); the failure
+      // event keeps the reason, the deletion in the same append takes it out of every list.
+      return [
+        { type: 'VmBootFailed', data: { vm_id: state.vm_id!, reason: command.reason } },
+        { type: 'VmDeleted', data: { vm_id: state.vm_id!, deleted_at: command.now } },
+      ];
     case 'RecordVmPaused':
       if (state.pending?.kind !== 'pause') return [];
       return [{ type: 'VmPaused', data: { vm_id: state.vm_id! } }];

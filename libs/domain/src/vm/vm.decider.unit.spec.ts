@@ -49,10 +49,20 @@ describe('vm decider', () => {
       spec.given([requested, booted]).when({ type: 'RecordVmBooted', driver: 'sandbox', now }).then([]);
     });
 
-    it('a boot failure leaves the vm dead', () => {
+    it('a boot failure deletes the vm and keeps the reason in the failure event', () => {
       const failed: VmEvent = { type: 'VmBootFailed', data: { vm_id, reason: 'no image' } };
-      spec.given([requested]).when({ type: 'RecordVmBootFailed', reason: 'no image' }).then([failed]);
+      spec.given([requested]).when({ type: 'RecordVmBootFailed', reason: 'no image', now }).then([failed, deleted]);
+      spec.given([requested, failed, deleted]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('vm not found');
+      spec.given([requested, failed, deleted]).when({ type: 'RecordVmBooted', driver: 'sandbox', now }).then([]);
+    });
+
+    it('a boot failure reported after a deletion was asked for leaves the deletion to finish', () =>
+      spec.given([requested, deletionRequested]).when({ type: 'RecordVmBootFailed', reason: 'no image', now }).then([]));
+
+    it('a boot failure from a log written before failures deleted the vm still leaves it dead', () => {
+      const failed: VmEvent = { type: 'VmBootFailed', data: { vm_id, reason: 'no image' } };
       spec.given([requested, failed]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('vm is dead');
+      spec.given([requested, failed]).when({ type: 'RequestVmDeletion' }).then([deletionRequested]);
     });
   });
 

@@ -28,6 +28,10 @@ export type VmCreationRequested = DomainEvent<
   }
 >;
 export type VmBooted = DomainEvent<'VmBooted', { vm_id: string; driver: string; booted_at: string }>;
+/**
+ * The machine could not be created. Appended together with VmDeleted (the node cleans the VM up);
+ * logs written before that rule have it alone, and such a VM stays dead until deleted.
+ */
 export type VmBootFailed = DomainEvent<'VmBootFailed', { vm_id: string; reason: string }>;
 export type VmLabelsSet = DomainEvent<'VmLabelsSet', { vm_id: string; labels: Labels | null }>;
 export type VmPauseRequested = DomainEvent<'VmPauseRequested', { vm_id: string }>;
