@@ -1,54 +1,65 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, rmdir } from 'node:fs/promises';
 
-const CGROUP_ROOT = '/sys/fs/cgroup';
-/** cgroup v1 controllers a machine gets its own group in (this host has no usable cgroup2). */
-const CONTROLLERS = ['freezer', 'memory', 'cpu', 'pids'] as const;
-const CPU_PERIOD_US = 100_000;
+export interface CgroupLimits {
+  memMib: number;
+  vcpus: number;
+}
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** cpu quota period: a machine with n vCPUs may use n periods of CPU time per period. */
+export const CPU_PERIOD_US = 100_000;
 
-/** One machine's cgroups: resource limits, membership of all its processes, and the freezer. */
-export class MachineCgroups {
-  constructor(private readonly vmId: string) {}
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-  static isSupported(): boolean {
-    return CONTROLLERS.every((controller) => existsSync(join(CGROUP_ROOT, controller, 'cgroup.procs')));
-  }
+/**
+ * One machine's cgroups: resource limits, membership of all its processes, and the freezer. The
+ * driver sees only this; cgroup v1 (one group per controller hierarchy) and v2 (one group in the
+ * unified hierarchy) differ only in which files they write. See machineCgroups() for the choice.
+ */
+export abstract class MachineCgroups {
+  abstract readonly version: 1 | 2;
 
-  private dir(controller: (typeof CONTROLLERS)[number]): string {
-    return join(CGROUP_ROOT, controller, 'arbor', this.vmId);
-  }
+  constructor(protected readonly vmId: string) {}
+
+  /** Creates the machine's group(s) and writes its limits; no process is in them yet. */
+  abstract create(limits: CgroupLimits): Promise<void>;
 
   /** The cgroup.procs files a process must be written into to belong to the machine. */
-  procsFiles(): string[] {
-    return CONTROLLERS.map((controller) => join(this.dir(controller), 'cgroup.procs'));
-  }
+  abstract procsFiles(): string[];
 
-  async create(limits: { memMib: number; vcpus: number }): Promise<void> {
-    for (const controller of CONTROLLERS) await mkdir(this.dir(controller), { recursive: true });
-    await writeFile(join(this.dir('memory'), 'memory.limit_in_bytes'), String(limits.memMib * 1024 * 1024));
-    await writeFile(join(this.dir('cpu'), 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
-    await writeFile(join(this.dir('cpu'), 'cpu.cfs_quota_us'), String(limits.vcpus * CPU_PERIOD_US));
-  }
+  /** Whether the machine is (being) frozen; null when it has no cgroup (destroyed or never made). */
+  abstract isFrozen(): Promise<boolean | null>;
 
-  async freezerState(): Promise<string | null> {
-    return readFile(join(this.dir('freezer'), 'freezer.state'), 'utf8').then(
-      (state) => state.trim(),
-      () => null,
-    );
-  }
+  /** Removes the machine's group(s); call killAll() first, a populated group cannot go. */
+  abstract remove(): Promise<void>;
 
-  /** Writes the freezer state and waits until the kernel reports it reached (FREEZING is transient). */
+  /** Asks the kernel to freeze or thaw. */
+  protected abstract requestFrozen(frozen: boolean): Promise<void>;
+
+  /** Whether the kernel reports the freeze or thaw done (freezing every task is not instant). */
+  protected abstract reachedFrozen(frozen: boolean): Promise<boolean>;
+
+  /** Freezes or thaws and waits until the kernel reports it reached. */
   async setFrozen(frozen: boolean): Promise<void> {
-    const wanted = frozen ? 'FROZEN' : 'THAWED';
     for (let attempt = 0; attempt < 500; attempt++) {
-      await writeFile(join(this.dir('freezer'), 'freezer.state'), wanted);
-      if ((await this.freezerState()) === wanted) return;
+      await this.requestFrozen(frozen);
+      if (await this.reachedFrozen(frozen)) return;
       await sleep(10);
     }
-    throw new Error(`cgroup freezer of ${this.vmId} did not reach ${wanted}`);
+    throw new Error(`cgroup v${this.version} freezer of ${this.vmId} did not ${frozen ? 'freeze' : 'thaw'}`);
+  }
+
+  /**
+   * Kills every process still in the machine's cgroups (e.g. an exec on its way in) and waits
+   * until they are gone. A v1-frozen process acts on SIGKILL only once thawed: thaw first.
+   */
+  async killAll(): Promise<void> {
+    for (let round = 0; round < 50; round++) {
+      const pids = await this.memberPids();
+      if (pids.length === 0) return;
+      for (const pid of pids) killQuietly(pid);
+      await sleep(20);
+    }
   }
 
   /** Host PIDs of every process still in the machine's cgroups. */
@@ -60,20 +71,33 @@ export class MachineCgroups {
     }
     return [...pids];
   }
+}
 
-  /** Removes the groups; the kernel refuses while processes remain, so retry briefly. */
-  async remove(): Promise<void> {
-    for (const controller of CONTROLLERS) {
-      const dir = this.dir(controller);
-      for (let attempt = 0; existsSync(dir); attempt++) {
-        try {
-          await rmdir(dir);
-        } catch (error: any) {
-          if (error.code === 'ENOENT') break;
-          if (attempt >= 100) throw new Error(`cannot remove cgroup ${dir}: ${error.message}`);
-          await sleep(20);
-        }
-      }
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
+}
+
+/** Removes a cgroup directory; the kernel refuses while processes remain, so retry briefly. */
+export async function removeCgroupDir(dir: string): Promise<void> {
+  for (let attempt = 0; existsSync(dir); attempt++) {
+    try {
+      await rmdir(dir);
+    } catch (error: any) {
+      if (error.code === 'ENOENT') break;
+      if (attempt >= 100) throw new Error(`cannot remove cgroup ${dir}: ${error.message}`);
+      await sleep(20);
     }
   }
+}
+
+/** Reads a cgroup file, or null when it does not exist (the group is gone, or the kernel lacks it). */
+export function readCgroupFile(path: string): Promise<string | null> {
+  return readFile(path, 'utf8').then(
+    (text) => text.trim(),
+    () => null,
+  );
 }

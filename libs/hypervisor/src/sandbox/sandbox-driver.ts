@@ -24,7 +24,8 @@ import { parseEnvironmentFile } from './environment-file';
 import { flattenLayers } from './flatten-layers';
 import { readGuestFile, writeGuestFile } from './guest-files';
 import { unmountAllUnder } from './host-mounts';
-import { MachineCgroups } from './machine-cgroups';
+import { machineCgroups, probeCgroups } from './cgroup-hierarchy';
+import type { MachineCgroups } from './machine-cgroups';
 import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
 import { isSafeSnapshotId, isSafeVmId, MachineLayout, type MachineRecord } from './machine-layout';
@@ -59,7 +60,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Machines as Linux namespaces (mount, PID, UTS, IPC) over an overlayfs copy-on-write root, limited
- * and frozen through cgroup v1. The network namespace is shared with the host.
+ * and frozen through cgroups (v1 or v2, whichever the host runs). The network namespace is shared
+ * with the host.
  *
  * Snapshots hold the filesystem only (capabilities.memory_snapshots is false): a machine started
  * from a snapshot, or a branch child, boots fresh processes on a copy of the files.
@@ -80,9 +82,8 @@ export class SandboxDriver implements HypervisorDriver {
 
   async probe(): Promise<DriverProbe> {
     if (process.getuid?.() !== 0) return { ok: false, reason: 'needs root (namespaces, mounts, cgroups)' };
-    if (!MachineCgroups.isSupported()) {
-      return { ok: false, reason: 'cgroup v1 freezer/memory/cpu/pids hierarchies not mounted under /sys/fs/cgroup' };
-    }
+    const cgroups = await probeCgroups();
+    if (!cgroups.ok) return { ok: false, reason: cgroups.reason };
     const filesystems = await readFile('/proc/filesystems', 'utf8');
     for (const fs of ['overlay', 'btrfs']) {
       if (!new RegExp(`\\t${fs}$`, 'm').test(filesystems)) return { ok: false, reason: `${fs} not available in this kernel` };
@@ -95,7 +96,7 @@ export class SandboxDriver implements HypervisorDriver {
       const debootstrap = await runCommand('sh', ['-c', 'command -v debootstrap']).catch(() => '');
       if (!debootstrap) return { ok: false, reason: 'no base root filesystem cached and debootstrap not installed' };
     }
-    return { ok: true, reason: 'namespaces + overlayfs + btrfs loop disks + cgroup v1 freezer available' };
+    return { ok: true, reason: `namespaces + overlayfs + btrfs loop disks + ${cgroups.reason}` };
   }
 
   async prepare(): Promise<void> {
@@ -141,7 +142,7 @@ export class SandboxDriver implements HypervisorDriver {
     const layout = new MachineLayout(this.stateDir, vm_id);
     const record = (await layout.readRecord())!;
     const { spec } = record;
-    const cgroups = new MachineCgroups(vm_id);
+    const cgroups = this.cgroupsOf(vm_id);
     try {
       await cgroups.create({ memMib: spec.mem_size_mib, vcpus: spec.vcpu_count });
       await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
@@ -162,6 +163,11 @@ export class SandboxDriver implements HypervisorDriver {
     }
   }
 
+  /** The machine's cgroups in whichever hierarchy (v1 or v2) the host runs. */
+  private cgroupsOf(vm_id: string): MachineCgroups {
+    return machineCgroups(vm_id, { log: this.log });
+  }
+
   private lowerDirs(chain: LayerChain): string[] {
     const layers = chain.snapshots.map((id) => this.snapshots.layerDir(id));
     return chain.base ? [...layers, baseRootfsPath(this.options.cacheDir)] : layers;
@@ -170,18 +176,13 @@ export class SandboxDriver implements HypervisorDriver {
   async destroy(vm_id: string): Promise<void> {
     if (!isSafeVmId(vm_id)) return; // no such machine can exist
     const layout = new MachineLayout(this.stateDir, vm_id);
-    const cgroups = new MachineCgroups(vm_id);
+    const cgroups = this.cgroupsOf(vm_id);
     const record = await layout.readRecord();
-    // Thaw first: a frozen process cannot act on SIGKILL until it runs again.
-    if ((await cgroups.freezerState()) !== null) await cgroups.setFrozen(false);
+    // Thaw first: a v1-frozen process cannot act on SIGKILL until it runs again.
+    if ((await cgroups.isFrozen()) !== null) await cgroups.setFrozen(false);
     if (record?.init) await killAndWait(record.init); // PID 1 dying takes its whole PID namespace along
     // Anything else still in the machine's cgroups (e.g. an nsenter on its way in) goes too.
-    for (let round = 0; round < 50; round++) {
-      const pids = await cgroups.memberPids();
-      if (pids.length === 0) break;
-      for (const pid of pids) killQuietly(pid);
-      await sleep(20);
-    }
+    await cgroups.killAll();
     await unmountAllUnder(layout.dir);
     if (existsSync(layout.diskImage)) await releaseMachineDisk(layout.diskImage);
     await cgroups.remove();
@@ -192,12 +193,12 @@ export class SandboxDriver implements HypervisorDriver {
 
   async pause(vm_id: string): Promise<void> {
     await this.requireLive(vm_id);
-    await new MachineCgroups(vm_id).setFrozen(true);
+    await this.cgroupsOf(vm_id).setFrozen(true);
   }
 
   async resume(vm_id: string): Promise<void> {
     await this.requireLive(vm_id);
-    await new MachineCgroups(vm_id).setFrozen(false);
+    await this.cgroupsOf(vm_id).setFrozen(false);
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
@@ -206,7 +207,7 @@ export class SandboxDriver implements HypervisorDriver {
     if (!existsSync(layout.dir)) return null;
     const record = await layout.readRecord();
     if (!record?.init || !(await isAlive(record.init))) return 'dead';
-    return (await new MachineCgroups(vm_id).freezerState()) === 'FROZEN' ? 'paused' : 'running';
+    return (await this.cgroupsOf(vm_id).isFrozen()) ? 'paused' : 'running';
   }
 
   async list(): Promise<MachineInfo[]> {
@@ -244,7 +245,7 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   private execTarget(vm_id: string, init: ProcessIdentity, env: Record<string, string>): NamespaceExecTarget {
-    return { initPid: init.pid, cgroupProcsFiles: new MachineCgroups(vm_id).procsFiles(), env };
+    return { initPid: init.pid, cgroupProcsFiles: this.cgroupsOf(vm_id).procsFiles(), env };
   }
 
   /**
@@ -262,8 +263,8 @@ export class SandboxDriver implements HypervisorDriver {
       await mkdir(scratch);
       try {
         const captured = join(scratch, 'layer');
-        const cgroups = new MachineCgroups(vm_id);
-        const wasRunning = (await cgroups.freezerState()) !== 'FROZEN';
+        const cgroups = this.cgroupsOf(vm_id);
+        const wasRunning = !(await cgroups.isFrozen());
         if (wasRunning) await cgroups.setFrozen(true);
         try {
           await runCommand('cp', ['-a', `${layout.upper}/.`, captured]);
@@ -399,7 +400,7 @@ export class SandboxDriver implements HypervisorDriver {
   /** The machine runs: a process entering a frozen machine would hang, so a paused one is refused. */
   private async requireRunning(vm_id: string): Promise<{ layout: MachineLayout; init: ProcessIdentity }> {
     const live = await this.requireLive(vm_id);
-    if ((await new MachineCgroups(vm_id).freezerState()) === 'FROZEN') {
+    if (await this.cgroupsOf(vm_id).isFrozen()) {
       throw new MachineStateError(vm_id, `machine ${vm_id} is paused`);
     }
     return live;
