@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CPU_PERIOD_US, MachineCgroups, readCgroupFile, removeCgroupDir, type CgroupLimits } from './machine-cgroups';
+import { CPU_PERIOD_US, MACHINE_PIDS_MAX, MachineCgroups, readCgroupFile, removeCgroupDir, type CgroupLimits } from './machine-cgroups';
 
 /** cgroup v1 controllers a machine gets its own group in, each under <controller>/arbor/<vm id>. */
 export const V1_CONTROLLERS = ['freezer', 'memory', 'cpu', 'pids'] as const;
@@ -35,6 +35,7 @@ export class MachineCgroupsV1 extends MachineCgroups {
     await writeFile(join(this.dir('memory'), 'memory.limit_in_bytes'), String(limits.memMib * 1024 * 1024));
     await writeFile(join(this.dir('cpu'), 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
     await writeFile(join(this.dir('cpu'), 'cpu.cfs_quota_us'), String(limits.vcpus * CPU_PERIOD_US));
+    await writeFile(join(this.dir('pids'), 'pids.max'), String(MACHINE_PIDS_MAX));
   }
 
   /** FREEZING (on its way) counts as not frozen, as before: only FROZEN is a paused machine. */

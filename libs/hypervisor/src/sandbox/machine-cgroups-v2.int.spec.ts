@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { machineCgroups, probeCgroups } from './cgroup-hierarchy';
 import { inCgroups } from './enter-cgroups';
-import { MACHINE_PIDS_MAX, MachineCgroupsV2 } from './machine-cgroups-v2';
+import { MACHINE_PIDS_MAX } from './machine-cgroups';
+import { MachineCgroupsV2 } from './machine-cgroups-v2';
 
 /**
  * cgroup v2 against a real unified hierarchy. This host binds memory/cpu/pids to cgroup v1, but a

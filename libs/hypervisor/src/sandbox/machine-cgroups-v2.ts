@@ -1,14 +1,11 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CPU_PERIOD_US, MachineCgroups, readCgroupFile, removeCgroupDir, type CgroupLimits } from './machine-cgroups';
+import { CPU_PERIOD_US, MACHINE_PIDS_MAX, MachineCgroups, readCgroupFile, removeCgroupDir, type CgroupLimits } from './machine-cgroups';
 
 /** Controllers a machine's group gets from its parent; the freezer is core cgroup v2, no controller. */
 export const V2_CONTROLLERS = ['memory', 'cpu', 'pids'] as const;
 type V2Controller = (typeof V2_CONTROLLERS)[number];
-
-/** Fork-bomb ceiling per machine: far above what a dev machine runs, far below the host's pid_max. */
-export const MACHINE_PIDS_MAX = 16_384;
 
 export interface CgroupV2Options {
   /** Where the unified hierarchy is mounted (/sys/fs/cgroup on a v2 host). */

@@ -9,6 +9,9 @@ export interface CgroupLimits {
 /** cpu quota period: a machine with n vCPUs may use n periods of CPU time per period. */
 export const CPU_PERIOD_US = 100_000;
 
+/** Fork-bomb ceiling per machine: far above what a dev machine runs, far below the host's pid_max. */
+export const MACHINE_PIDS_MAX = 16_384;
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**

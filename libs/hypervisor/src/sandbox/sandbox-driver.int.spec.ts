@@ -128,6 +128,7 @@ describeAsRoot('SandboxDriver', () => {
         String(300 * 1024 * 1024),
       );
       expect(readFileSync(`/sys/fs/cgroup/cpu/arbor/${spec.vm_id}/cpu.cfs_quota_us`, 'utf8').trim()).toBe('200000');
+      expect(readFileSync(`/sys/fs/cgroup/pids/arbor/${spec.vm_id}/pids.max`, 'utf8').trim()).toBe('16384');
       const cgroups = (await execCollect(driver, spec.vm_id, { argv: ['cat', '/proc/self/cgroup'] })).stdout.toString();
       for (const controller of ['freezer', 'memory', 'cpu', 'pids']) {
         expect(cgroups).toMatch(new RegExp(`:${controller}:/arbor/${spec.vm_id}$`, 'm'));
