@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { projectRoot } from '../../libs/application/src/project-root';
 
@@ -48,4 +49,15 @@ export async function waitForOutput(process: RunningProcess, pattern: RegExp, ti
 export async function stopProcess(process: RunningProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (process.child.exitCode === null && process.child.signalCode === null) process.child.kill(signal);
   await process.exited;
+}
+
+/** A TCP port nobody listens on right now, for a server process the test starts. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const port = (server.address() as AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
 }
