@@ -1,10 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, invalid, notFound } from '../../../../libs/domain/src';
+import { invalid, notFound } from '../../../../libs/domain/src';
 import type { CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
 import { TagReadModel } from '../tags/tag-read-model';
 import { CommitReadModel } from './commit-read-model';
 
-export type CommitSource = { commit_id: string } | { tag_name: string } | { ref: string };
+/**
+ * Where a new VM's commit comes from: an id, an org tag, a repository reference as from_commit
+ * takes it ("repo:tag"), or one already split (branch/by_ref/{repo}/{tag}, where either part may
+ * hold any character the path does).
+ */
+export type CommitSource = { commit_id: string } | { tag_name: string } | { ref: string } | { repo: string; tag: string };
 
 /** Finds the commit a new VM starts from: by id, by org tag, or by repository reference. */
 @Injectable()
@@ -20,6 +25,7 @@ export class CommitSourceResolver {
       const tag = await this.tags.get(org_id, source.tag_name);
       return this.commits.getReadable(org_id, tag.commit_id);
     }
+    if ('repo' in source) return this.byRepositoryTag(org_id, source.repo, source.tag);
     const [repo, tag, ...rest] = source.ref.split(':');
     if (!repo || !tag || rest.length) throw invalid("Invalid ref format. Expected 'repo_name:tag_name'");
     return this.byRepositoryTag(org_id, repo, tag);
@@ -33,5 +39,3 @@ export class CommitSourceResolver {
     throw notFound('repository');
   }
 }
-
-export const isNotFound = (error: unknown) => error instanceof DomainError && error.kind === 'not_found';

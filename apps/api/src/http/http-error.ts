@@ -11,13 +11,14 @@ export class HttpError extends Error {
 
 /**
  * A branch that failed part-way: the contract's hybrid body `{"vms": [created so far], "error"}`
- * (no `success` field), with 404/403/500 as the cause says.
+ * (no `success` field), with the status its cause has anywhere else (404, 409, 403, 500, ...).
  */
 export class BranchFailedError extends HttpError {
   constructor(
     status: number,
     message: string,
     readonly vms: { vm_id: string }[],
+    override readonly cause?: unknown,
   ) {
     super(status, message);
     this.name = 'BranchFailedError';

@@ -6,7 +6,9 @@ import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { HttpError } from '../http/http-error';
 import { queryBoolean } from '../http/query-booleans';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
+import type { CommitSource } from '../commits/commit-source-resolver';
 import { BranchVmsCommand, type BranchSource } from './commands/branch-vms.command';
+import { CreateVmFromCommitCommand } from './commands/create-vm-from-commit.command';
 
 /** count is an unsigned 8-bit integer on the contract's server: 0–255, default 1. */
 function parseCount(value: string | undefined): number {
@@ -37,13 +39,12 @@ export class BranchController {
   @Post('from_commit')
   @HttpCode(201)
   @ApiCreatedResponse({ type: NewVmResponseDto })
-  async fromCommit(@Ctx() ctx: RequestContext, @Body() body: FromCommitVmRequestDto): Promise<NewVmResponseDto> {
+  fromCommit(@Ctx() ctx: RequestContext, @Body() body: FromCommitVmRequestDto): Promise<NewVmResponseDto> {
     const given = (['commit_id', 'tag_name', 'ref'] as const).filter((field) => body[field] !== undefined && body[field] !== null);
-    if (given.length !== 1) throw new HttpError(400, 'Failed to parse the request body as JSON: exactly one of commit_id, tag_name or ref is required');
+    if (given.length !== 1) throw new HttpError(400, 'exactly one of commit_id, tag_name or ref is required');
     const field = given[0];
-    const source = { [field]: field === 'commit_id' ? body[field]!.toLowerCase() : body[field]! } as BranchSource;
-    const { vms } = await this.commands.execute(new BranchVmsCommand(ctx, source, 1, false, false));
-    return { vm_id: vms[0].vm_id };
+    const source = { [field]: field === 'commit_id' ? body[field]!.toLowerCase() : body[field]! } as CommitSource;
+    return this.commands.execute(new CreateVmFromCommitCommand(ctx, source));
   }
 
   @Post('branch/by_vm/:vm_id')
@@ -75,7 +76,7 @@ export class BranchController {
   @applyAll(BRANCH_QUERIES)
   @ApiCreatedResponse({ type: NewVmsResponseDto })
   byRef(@Ctx() ctx: RequestContext, @Param('repo_name') repo: string, @Param('tag_name') tag: string, @Query() q: Record<string, string>): Promise<NewVmsResponseDto> {
-    return this.branch(ctx, { ref: `${repo}:${tag}` }, q);
+    return this.branch(ctx, { repo, tag }, q);
   }
 
   @Post(':vm_or_commit_id/branch')

@@ -6,11 +6,13 @@ import { BranchVmsHandler } from './commands/branch-vms.handler';
 import { ChangeVmStateHandler } from './commands/change-vm-state.handler';
 import { CommitVmHandler } from './commands/commit-vm.handler';
 import { CreateRootVmHandler } from './commands/create-root-vm.handler';
+import { CreateVmFromCommitHandler } from './commands/create-vm-from-commit.handler';
 import { DeleteVmHandler } from './commands/delete-vm.handler';
 import { ResizeVmDiskHandler } from './commands/resize-vm-disk.handler';
 import { SetVmLabelsHandler } from './commands/set-vm-labels.handler';
 import { GetVmMetadataHandler, GetVmStatusHandler } from './queries/get-vm.handler';
 import { ListVmsHandler } from './queries/list-vms.handler';
+import { CommitIdReservation } from './commit-id-reservation';
 import { VmFactory } from './vm-factory';
 import { VmOperations } from './vm-operations';
 import { VmReadModel } from './vm-read-model';
@@ -25,7 +27,9 @@ import { VmsController } from './vms.controller';
     VmReadModel,
     VmFactory,
     VmOperations,
+    CommitIdReservation,
     CreateRootVmHandler,
+    CreateVmFromCommitHandler,
     BranchVmsHandler,
     ChangeVmStateHandler,
     CommitVmHandler,

@@ -1,10 +1,11 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { DomainError, deterministicUuid } from '../../../../../libs/domain/src';
+import { deterministicUuid } from '../../../../../libs/domain/src';
 import type { CommitDocument } from '../../../../../libs/read-models/src/documents/commit.document';
 import type { RequestContext } from '../../auth/request-context.decorator';
 import { CommitReadModel } from '../../commits/commit-read-model';
-import { CommitSourceResolver, isNotFound } from '../../commits/commit-source-resolver';
-import { BranchFailedError, HttpError } from '../../http/http-error';
+import { CommitSourceResolver } from '../../commits/commit-source-resolver';
+import { describeError } from '../../http/error-status';
+import { BranchFailedError } from '../../http/http-error';
 import { VmFactory } from '../vm-factory';
 import { VmOperations } from '../vm-operations';
 import { VmReadModel } from '../vm-read-model';
@@ -42,7 +43,7 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
       }
     } catch (error) {
       // by_vm and by_ref answer lookup failures with the hybrid body too; the others plainly.
-      if (!('vm_id' in source) && !('ref' in source)) throw error;
+      if (!('vm_id' in source) && !('repo' in source)) throw error;
       throw asBranchFailure(error, []);
     }
     const created: { vm_id: string }[] = [];
@@ -70,7 +71,8 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
   }
 }
 
+/** The hybrid body with the status and message the error has anywhere else (one table, error-status.ts). */
 function asBranchFailure(error: unknown, created: { vm_id: string }[]): BranchFailedError {
-  const status = isNotFound(error) ? 404 : error instanceof HttpError ? error.status : error instanceof DomainError && error.kind === 'forbidden' ? 403 : 500;
-  return new BranchFailedError(status, (error as Error).message, created);
+  const [status, message] = describeError(error);
+  return new BranchFailedError(status, message, created, error);
 }

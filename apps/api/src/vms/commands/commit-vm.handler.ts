@@ -1,7 +1,6 @@
-import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { conflict, deterministicUuid, streams } from '../../../../../libs/domain/src';
-import { EVENT_STORE, type EventStore } from '../../../../../libs/event-store/src/event-store.port';
+import { deterministicUuid } from '../../../../../libs/domain/src';
+import { CommitIdReservation } from '../commit-id-reservation';
 import { VmOperations } from '../vm-operations';
 import { VmReadModel } from '../vm-read-model';
 import { CommitVmCommand } from './commit-vm.command';
@@ -11,16 +10,18 @@ const blankToNull = (value: string | null | undefined) => (value && value.trim()
 @CommandHandler(CommitVmCommand)
 export class CommitVmHandler implements ICommandHandler<CommitVmCommand> {
   constructor(
-    @Inject(EVENT_STORE) private readonly events: EventStore,
     private readonly operations: VmOperations,
     private readonly vms: VmReadModel,
+    private readonly commitIds: CommitIdReservation,
   ) {}
 
   async execute({ context, vm_id, request, keepPaused, skipWaitBoot }: CommitVmCommand): Promise<{ commit_id: string }> {
     await this.vms.waitUntilBooted(context.principal.org_id, vm_id, skipWaitBoot);
     const commit_id = request.commit_id?.toLowerCase() ?? deterministicUuid(context.command.command_id, 'commit');
-    if (request.commit_id && (await this.events.readStream(streams.commit(commit_id), { max_count: 1 })).length) {
-      throw conflict(`commit ${commit_id} already exists`);
+    // A generated id is this request's own; a chosen one may be anybody's: 409 unless this VM holds it.
+    if (request.commit_id) {
+      await this.commitIds.refuseExisting(commit_id);
+      await this.commitIds.reserve(commit_id, vm_id, context.command);
     }
     const name = blankToNull(request.name) ?? `commit-${commit_id.slice(0, 8)}`;
     await this.operations.run(

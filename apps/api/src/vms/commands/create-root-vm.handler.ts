@@ -1,5 +1,6 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { VM_CONFIG_DEFAULTS } from '../../../../../libs/domain/src';
+import { requireBaseImage } from '../base-images';
 import { VmFactory } from '../vm-factory';
 import { CreateRootVmCommand } from './create-root-vm.command';
 
@@ -8,6 +9,7 @@ export class CreateRootVmHandler implements ICommandHandler<CreateRootVmCommand>
   constructor(private readonly factory: VmFactory) {}
 
   async execute({ context, config, waitBoot }: CreateRootVmCommand): Promise<{ vm_id: string }> {
+    const image_name = requireBaseImage(config.image_name ?? VM_CONFIG_DEFAULTS.image_name);
     const vm_id = await this.factory.create(
       context,
       {
@@ -15,7 +17,7 @@ export class CreateRootVmHandler implements ICommandHandler<CreateRootVmCommand>
           vcpu_count: config.vcpu_count ?? VM_CONFIG_DEFAULTS.vcpu_count,
           mem_size_mib: config.mem_size_mib ?? VM_CONFIG_DEFAULTS.mem_size_mib,
           fs_size_mib: config.fs_size_mib ?? VM_CONFIG_DEFAULTS.fs_size_mib,
-          image_name: config.image_name ?? VM_CONFIG_DEFAULTS.image_name,
+          image_name,
           kernel_name: config.kernel_name ?? VM_CONFIG_DEFAULTS.kernel_name,
         },
         labels: config.labels ?? null,

@@ -1,0 +1,34 @@
+import { HttpException } from '@nestjs/common';
+import { DomainError } from '../../../../libs/domain/src';
+import { WaitTimeoutError } from '../../../../libs/application/src/wait-until';
+import { HttpError } from './http-error';
+
+/** The one table from a domain rule's kind to its HTTP status. */
+const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
+  not_found: 404,
+  forbidden: 403,
+  conflict: 409,
+  invalid: 400,
+  unprocessable: 422,
+};
+
+/**
+ * The status and message an error leaves the API with: HttpError as given, a domain rule by its
+ * kind, a wait that ran out 504, framework errors as Nest or body-parser classify them, anything
+ * else 500 (its message is not shown: it may be an internal detail).
+ */
+export function describeError(error: unknown): [status: number, message: string] {
+  if (error instanceof HttpError) return [error.status, error.message];
+  if (error instanceof DomainError) return [STATUS_BY_KIND[error.kind], error.message];
+  if (error instanceof WaitTimeoutError) return [504, error.message];
+  // body-parser errors reach here wrapped by Nest's express adapter (the original is the cause).
+  const parser = ((error as { cause?: unknown })?.cause ?? error) as { type?: string; message?: string };
+  if (parser?.type === 'entity.parse.failed') return [400, `Failed to parse the request body as JSON: ${parser.message}`];
+  if (parser?.type === 'entity.too.large') return [413, 'request body is too large'];
+  if (error instanceof HttpException) {
+    const body = error.getResponse();
+    const message = typeof body === 'string' ? body : ((body as { message?: string | string[] }).message ?? error.message);
+    return [error.getStatus(), Array.isArray(message) ? message.join('; ') : message];
+  }
+  return [500, 'internal error'];
+}
