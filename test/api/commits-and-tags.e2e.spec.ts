@@ -60,7 +60,11 @@ describe('commits and commit tags (HTTP)', () => {
     expect(page).toMatchObject({ limit: 2, offset: 1, total: all.total });
     expect(page.commits.map((c: { commit_id: string }) => c.commit_id)).toEqual(all.commits.slice(1, 3).map((c: { commit_id: string }) => c.commit_id));
     expect((await arbor.request('GET', '/api/v1/commits?limit=1000')).json.limit).toBe(100);
-    expect((await arbor.request('GET', '/api/v1/commits?limit=abc')).status).toBe(422);
+    // A query string that does not deserialize is a 400, as axum answers (a body of the wrong shape is a 422).
+    const bad = await arbor.request('GET', '/api/v1/commits?limit=abc');
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatch(/^Failed to deserialize query string: limit/);
+    expect((await arbor.request('GET', '/api/v1/commits?offset=-1')).status).toBe(400);
   });
 
   it('walks the parent chain from a commit back to its root in one call', async () => {
@@ -157,7 +161,17 @@ describe('commits and commit tags (HTTP)', () => {
     });
 
     it('validates names and commits; deletes (204); the name can be reused', async () => {
-      expect((await arbor.request('POST', '/api/v1/commit_tags', { body: { tag_name: 'bad name!', commit_id: first } })).status).toBe(422);
+      // The naming rule is the domain's: 400 saying the rule, checked before the commit is looked up.
+      const rule = { error: 'tag_name may hold only letters, digits, ".", "_" and "-" (1-64 characters)', success: false };
+      for (const tag_name of ['bad name!', '', 'x'.repeat(65), 'a/b']) {
+        const res = await arbor.request('POST', '/api/v1/commit_tags', { body: { tag_name, commit_id: first } });
+        expect({ tag_name, status: res.status, body: res.json }).toEqual({ tag_name, status: 400, body: rule });
+      }
+      expect((await arbor.request('POST', '/api/v1/commit_tags', { body: { tag_name: 'bad name!', commit_id: randomUUID() } })).status).toBe(400);
+      expect((await arbor.request('POST', '/api/v1/commit_tags', { body: { tag_name: 'a'.repeat(64), commit_id: first } })).status).toBe(201);
+      // Shape errors stay 422: a missing name, or one that is not a string.
+      expect((await arbor.request('POST', '/api/v1/commit_tags', { body: { commit_id: first } })).status).toBe(422);
+      expect((await arbor.request('POST', '/api/v1/commit_tags', { body: { tag_name: 7, commit_id: first } })).status).toBe(422);
       expect((await arbor.request('POST', '/api/v1/commit_tags', { body: { tag_name: 'x', commit_id: randomUUID() } })).json).toEqual({ error: 'commit not found', success: false });
       expect((await arbor.request('PATCH', '/api/v1/commit_tags/stable', { body: { commit_id: randomUUID() } })).status).toBe(404);
       expect((await arbor.request('DELETE', '/api/v1/commit_tags/stable')).status).toBe(204);

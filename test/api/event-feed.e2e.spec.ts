@@ -31,6 +31,33 @@ describe('event feed (HTTP)', () => {
     expect(requested.data.vm_id).toBe(vmId);
   });
 
+  it('ties a branch together under one correlation id: the commit, its outcomes, then each child and its boot', async () => {
+    const correlation = 'b7e2a0c4-3d1f-4c8e-9f6a-1e2d3c4b5a60';
+    await arbor.request('PATCH', `/api/v1/vm/${vmId}/state`, { body: { state: 'Running' } });
+    const branched = await arbor.request('POST', `/api/v1/vm/branch/by_vm/${vmId}?count=2`, { headers: { 'x-correlation-id': correlation } });
+    expect(branched.status).toBe(201);
+    const [first, second] = branched.json.vms.map((v: { vm_id: string }) => v.vm_id);
+    type FeedEvent = { type: string; stream_id: string; event_id: string; data: { commit_id?: string }; metadata: { correlation_id: string; causation_id: string } };
+    const feed = (await arbor.request('GET', '/api/v1/events?limit=1000')).json.events as FeedEvent[];
+    // The request's own events and the worker's outcomes (other bookkeeping may share the id too).
+    const steps = new Set(['VmCommitRequested', 'CommitCreated', 'VmCommitted', 'VmCreationRequested', 'VmBooted']);
+    const related = feed.filter((e) => e.metadata.correlation_id === correlation && steps.has(e.type));
+    expect(related.map((e) => `${e.stream_id}:${e.type}`)).toEqual([
+      `vm-${vmId}:VmCommitRequested`,
+      `commit-${related[0].data.commit_id}:CommitCreated`,
+      `vm-${vmId}:VmCommitted`,
+      `vm-${first}:VmCreationRequested`,
+      `vm-${first}:VmBooted`,
+      `vm-${second}:VmCreationRequested`,
+      `vm-${second}:VmBooted`,
+    ]);
+    // Each outcome is caused by the intent it answers.
+    const [commitRequested, created, committed, firstRequested, firstBooted, secondRequested, secondBooted] = related;
+    expect([created, committed].map((e) => e.metadata.causation_id)).toEqual([commitRequested.event_id, commitRequested.event_id]);
+    expect(firstBooted.metadata.causation_id).toBe(firstRequested.event_id);
+    expect(secondBooted.metadata.causation_id).toBe(secondRequested.event_id);
+  });
+
   it('pages the whole log by position with after/limit, without gaps or repeats', async () => {
     const all = (await arbor.request('GET', '/api/v1/events?limit=1000')).json;
     expect(all.has_more).toBe(false);
@@ -51,7 +78,7 @@ describe('event feed (HTTP)', () => {
     const booted = (await arbor.request('GET', '/api/v1/events?type=VmBooted')).json.events;
     expect(booted.length).toBeGreaterThan(0);
     expect(booted.every((e: { type: string }) => e.type === 'VmBooted')).toBe(true);
-    expect((await arbor.request('GET', '/api/v1/events?limit=0')).status).toBe(422);
-    expect((await arbor.request('GET', '/api/v1/events?after=abc')).status).toBe(422);
+    expect((await arbor.request('GET', '/api/v1/events?limit=0')).status).toBe(400);
+    expect((await arbor.request('GET', '/api/v1/events?after=abc')).status).toBe(400);
   });
 });

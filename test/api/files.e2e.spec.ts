@@ -96,20 +96,20 @@ describe('guest files (HTTP, sandbox driver)', () => {
     expect(overDirectory.status).toBe(400);
   });
 
-  it('validates at the edge with a 422 naming the field', async () => {
-    const cases: [string, () => Promise<{ status: number; text: string }>, string][] = [
-      ['no path', () => arbor.request('GET', `/api/v1/vm/${vm}/files`), 'path'],
-      ['relative path', () => get('etc/hostname'), 'path'],
-      ['NUL in path', () => get('/etc/host\0name'), 'path'],
-      ['missing content', () => put({ path: '/root/x' }), 'content_b64'],
-      ['invalid base64', () => put({ path: '/root/x', content_b64: 'not base64!' }), 'content_b64'],
-      ['mode too large', () => put({ path: '/root/x', content_b64: '', mode: 0o10000 }), 'mode'],
-      ['mode not an integer', () => put({ path: '/root/x', content_b64: '', mode: 4.2 }), 'mode'],
-      ['create_dirs not a boolean', () => put({ path: '/root/x', content_b64: '', create_dirs: 'yes' }), 'create_dirs'],
+  it('validates at the edge naming the field: 400 for the query string, 422 for the body', async () => {
+    const cases: [string, () => Promise<{ status: number; text: string }>, string, number][] = [
+      ['no path', () => arbor.request('GET', `/api/v1/vm/${vm}/files`), 'path', 400],
+      ['relative path', () => get('etc/hostname'), 'path', 400],
+      ['NUL in path', () => get('/etc/host\0name'), 'path', 400],
+      ['missing content', () => put({ path: '/root/x' }), 'content_b64', 422],
+      ['invalid base64', () => put({ path: '/root/x', content_b64: 'not base64!' }), 'content_b64', 422],
+      ['mode too large', () => put({ path: '/root/x', content_b64: '', mode: 0o10000 }), 'mode', 422],
+      ['mode not an integer', () => put({ path: '/root/x', content_b64: '', mode: 4.2 }), 'mode', 422],
+      ['create_dirs not a boolean', () => put({ path: '/root/x', content_b64: '', create_dirs: 'yes' }), 'create_dirs', 422],
     ];
-    for (const [what, call, field] of cases) {
+    for (const [what, call, field, status] of cases) {
       const res = await call();
-      expect({ what, status: res.status }).toEqual({ what, status: 422 });
+      expect({ what, status: res.status }).toEqual({ what, status });
       expect(res.text).toContain(field);
     }
     expect(await inGuest('test -e /root/x && echo yes || echo no')).toBe('no\n');

@@ -28,6 +28,20 @@ describe('input validation at the edge (HTTP)', () => {
     expect(await headPosition()).toBe(before);
   });
 
+  it('an unknown image_name → 404 naming the image, nothing appended; "default" is the one base image', async () => {
+    const before = await headPosition();
+    const res = await arbor.request('POST', '/api/v1/vm/new_root', { body: { vm_config: { image_name: 'ubuntu-24.04' } } });
+    expect({ status: res.status, body: res.json }).toEqual({ status: 404, body: { error: 'image not found: ubuntu-24.04', success: false } });
+    expect(await headPosition()).toBe(before);
+    expect((await arbor.request('POST', '/api/v1/vm/new_root', { body: { vm_config: { image_name: 'default' } } })).status).toBe(201);
+  });
+
+  it('a query string that does not deserialize → 400 naming the parameter (axum), not 422', async () => {
+    const res = await arbor.request('GET', '/api/v1/commits?limit=abc');
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ error: expect.stringMatching(/^Failed to deserialize query string: limit/), success: false });
+  });
+
   it('malformed JSON → 400 saying the body is not JSON', async () => {
     const res = await arbor.request('POST', '/api/v1/vm/new_root', { rawBody: '{"vm_config": ', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(400);

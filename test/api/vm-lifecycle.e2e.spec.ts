@@ -87,6 +87,16 @@ describe('VM lifecycle through the API (sandbox driver)', () => {
     expect((await arbor.request('GET', `/api/v1/vm/${vmId}/status`)).json.labels).toBeNull();
   });
 
+  it('clears labels when the field is absent, as null does: `{}` and no body at all', async () => {
+    for (const body of [{}, undefined]) {
+      await arbor.request('PATCH', `/api/v1/vm/${vmId}/label`, { body: { labels: { team: 'core' } } });
+      const res = await arbor.request('PATCH', `/api/v1/vm/${vmId}/label`, { body });
+      expect({ body, status: res.status, text: res.text }).toEqual({ body, status: 200, text: '' });
+      expect((await arbor.request('GET', `/api/v1/vm/${vmId}/status`)).json.labels).toBeNull();
+    }
+    expect((await arbor.request('PATCH', `/api/v1/vm/${vmId}/label`, { body: { labels: { n: 1 } } })).status).toBe(422);
+  });
+
   it('pauses the machine on the host (the freezer), and it runs on after resume', async () => {
     await arbor.driver.exec(vmId, { argv: ['sh', '-c', 'i=0; while true; do i=$((i+1)); echo $i > /tmp/counter; sleep 0.05; done >/dev/null 2>&1 &'] }, () => {});
     const readCounter = async () => {
@@ -99,11 +109,12 @@ describe('VM lifecycle through the API (sandbox driver)', () => {
     const pause = await arbor.request('PATCH', `/api/v1/vm/${vmId}/state`, { body: { state: 'Paused' } });
     expect(pause.status).toBe(200);
     expect(pause.text).toBe('');
+    expect(pause.headers.get('content-type')).toBeNull();
     expect((await arbor.request('GET', `/api/v1/vm/${vmId}/status`)).json.state).toBe('paused');
     expect(await arbor.driver.status(vmId)).toBe('paused');
 
     const resume = await arbor.request('PATCH', `/api/v1/vm/${vmId}/state`, { body: { state: 'Running' } });
-    expect(resume.status).toBe(200);
+    expect({ status: resume.status, text: resume.text, type: resume.headers.get('content-type') }).toEqual({ status: 200, text: '', type: null });
     expect((await arbor.request('GET', `/api/v1/vm/${vmId}/status`)).json.state).toBe('running');
     const before = await readCounter();
     await pollUntil(async () => (await readCounter()) > before);
@@ -147,6 +158,8 @@ describe('VM lifecycle through the API (sandbox driver)', () => {
     const events = (await arbor.request('GET', `/api/v1/vm/${id}/events`)).json.map((e: { type: string }) => e.type);
     expect(events).toContain('VmDied');
     expect((await arbor.request('PATCH', `/api/v1/vm/${id}/state`, { body: { state: 'Paused' } })).json).toEqual({ error: 'vm is dead', success: false });
+    const branch = await arbor.request('POST', `/api/v1/vm/branch/by_vm/${id}`);
+    expect({ status: branch.status, body: branch.json }).toEqual({ status: 409, body: { vms: [], error: 'vm is dead' } });
     expect((await arbor.request('DELETE', `/api/v1/vm/${id}`)).status).toBe(200);
   });
 });

@@ -17,8 +17,9 @@ class ValidationFailure extends Error {
 }
 
 /**
- * Validates bodies and queries at the edge. Input of the wrong shape is a 422 that names the
- * field, as the contract's server does; unknown fields are ignored (stripped), not rejected.
+ * Validates bodies and queries at the edge, naming the field, as the contract's server (axum)
+ * does: a body of the wrong shape is a 422, a query string that does not deserialize is a 400.
+ * Unknown fields are ignored (stripped), not rejected.
  */
 export class EdgeValidationPipe extends ValidationPipe {
   constructor() {
@@ -35,8 +36,8 @@ export class EdgeValidationPipe extends ValidationPipe {
       return await super.transform(value, metadata);
     } catch (error) {
       if (!(error instanceof ValidationFailure)) throw error;
-      const source = metadata.type === 'query' ? 'query string' : 'JSON body';
-      throw new HttpError(422, `Failed to deserialize the ${source} into the target type: ${error.message}`);
+      if (metadata.type === 'query') throw new HttpError(400, `Failed to deserialize query string: ${error.message}`);
+      throw new HttpError(422, `Failed to deserialize the JSON body into the target type: ${error.message}`);
     }
   }
 }

@@ -1,12 +1,16 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { TAG_NAME_PATTERN } from '../../../../libs/domain/src';
-import { HttpError } from '../http/http-error';
+import { invalid, TAG_NAME_PATTERN } from '../../../../libs/domain/src';
 
-/** Tag names in paths follow the naming rule; anything else is a 400 that says the rule. */
+/** The domain's naming rule for tags (alphanumerics, "-", "_", ".", 1-64): a 400 that says the rule. */
+export function requireTagName(value: string): string {
+  if (!TAG_NAME_PATTERN.test(value)) throw invalid('tag_name may hold only letters, digits, ".", "_" and "-" (1-64 characters)');
+  return value;
+}
+
+/** Tag names in paths follow the naming rule. */
 @Injectable()
 export class TagNamePipe implements PipeTransform<string, string> {
   transform(value: string): string {
-    if (!TAG_NAME_PATTERN.test(value)) throw new HttpError(400, 'tag_name may hold only letters, digits, ".", "_" and "-" (1-64 characters)');
-    return value;
+    return requireTagName(value);
   }
 }

@@ -99,7 +99,7 @@ export class VmController {
   @HttpCode(200)
   @ApiOkResponse({ description: 'Empty body' })
   async label(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Body() body: UpdateVmLabelsRequestDto): Promise<void> {
-    await this.commands.execute(new SetVmLabelsCommand(ctx, vmId, body.labels ?? null));
+    await this.commands.execute(new SetVmLabelsCommand(ctx, vmId, body?.labels ?? null));
   }
 
   @Delete(':vm_id')

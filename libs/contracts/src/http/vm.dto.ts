@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { IsStringMap } from './is-string-map.validator';
 
 export const VM_STATES = ['booting', 'running', 'paused', 'sleeping', 'dead'] as const;
@@ -68,10 +68,11 @@ export class UpdateVmStateRequestDto {
   state!: 'Paused' | 'Running';
 }
 
+/** `labels` is optional and nullable in the contract: absent clears like null (serde's Option). */
 export class UpdateVmLabelsRequestDto {
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, nullable: true, description: 'Replaces the labels; null clears them' })
-  @ValidateIf((_, value) => value !== null) @IsDefined({ message: 'missing field `labels`' }) @IsStringMap()
-  labels!: Record<string, string> | null;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, nullable: true, description: 'Replaces the labels; null or absent clears them' })
+  @IsOptional() @IsStringMap()
+  labels?: Record<string, string> | null;
 }
 
 export class VmDeleteResponseDto {

@@ -7,6 +7,7 @@ import type { CommandContext } from '../../../../../libs/application/src/command
 import { ProjectionWaiter } from '../../../../../libs/application/src/projection-waiter';
 import { EVENT_STORE, type EventStore } from '../../../../../libs/event-store/src/event-store.port';
 import { CommitReadModel } from '../../commits/commit-read-model';
+import { requireTagName } from '../tag-name.pipe';
 import { CreateTagCommand, DeleteTagCommand, UpdateTagCommand } from './tag-commands';
 
 /** Runs a tag command on its stream (the name's reservation) and waits for the read model. */
@@ -27,6 +28,8 @@ abstract class TagCommandHandler {
 export class CreateTagHandler extends TagCommandHandler implements ICommandHandler<CreateTagCommand> {
   async execute({ context, tag_name, commit_id, description }: CreateTagCommand): Promise<CreateCommitTagResponseDto> {
     const org_id = context.principal.org_id;
+    // The name first: it names the stream, and a bad name is the client's error whatever the commit.
+    requireTagName(tag_name);
     await this.commits.getReadable(org_id, commit_id);
     const tag_id = deterministicUuid(context.command.command_id, 'tag');
     await this.run(org_id, tag_name, { type: 'CreateTag', tag_id, org_id, tag_name, commit_id, description, now: new Date().toISOString() }, context.command);
