@@ -46,7 +46,7 @@ export class Projector {
 
   /** Applies one event (exposed for rebuilds and tests). Returns false if it was already applied. */
   async apply(event: RecordedEvent): Promise<boolean> {
-    const ops = this.projections.flatMap((p) => p.project(event));
+    const ops = (await Promise.all(this.projections.map((p) => p.project(event, this.readModels)))).flat();
     return this.readModels.commit(ops, { name: PROJECTOR_CHECKPOINT, position: event.position });
   }
 

@@ -9,6 +9,9 @@ export interface Page {
   offset: number;
 }
 
+/** An org may read (and start VMs from) a live commit of its own or a public one. */
+const isReadable = (commit: CommitDocument, org_id: string) => commit.deleted_at === null && (commit.org_id === org_id || commit.is_public);
+
 /** Reads of the `commits` read model. Public commits are readable by every org; private ones by their own. */
 @Injectable()
 export class CommitReadModel {
@@ -16,8 +19,8 @@ export class CommitReadModel {
 
   /** A commit the org may read and restore (its own, or public); 404 otherwise. */
   async getReadable(org_id: string, commit_id: string): Promise<CommitDocument> {
-    const commit = await this.readModels.findOne<CommitDocument>(COMMITS_COLLECTION, { _id: commit_id, deleted_at: null });
-    if (!commit || (commit.org_id !== org_id && !commit.is_public)) throw notFound('commit');
+    const commit = await this.readModels.findOne<CommitDocument>(COMMITS_COLLECTION, { _id: commit_id });
+    if (!commit || !isReadable(commit, org_id)) throw notFound('commit');
     return commit;
   }
 
@@ -38,19 +41,22 @@ export class CommitReadModel {
   }
 
   /**
-   * The chain from a commit back to its root, element 0 the commit itself. Each commit names the
-   * commit its source VM started from (grandparent_commit_id), so the walk is one lookup per
-   * generation inside the server, not a client round trip each. A deleted ancestor ends the chain.
+   * The chain from a commit back to its root, element 0 the commit itself. Each commit document
+   * holds its ancestors' ids nearest first (projected from the parent's), so the chain is one
+   * query however deep, put in order here. It stops before the first ancestor the org may not
+   * read — deleted, or another org's private commit — so a chain never shows what a single
+   * read of that commit would not.
    */
   async chain(org_id: string, commit_id: string): Promise<CommitDocument[]> {
-    const chain = [await this.getReadable(org_id, commit_id)];
-    const seen = new Set([commit_id]);
-    for (let next = chain[0].grandparent_commit_id; next && !seen.has(next); ) {
-      const parent = await this.readModels.findOne<CommitDocument>(COMMITS_COLLECTION, { _id: next, deleted_at: null });
-      if (!parent) break;
-      chain.push(parent);
-      seen.add(next);
-      next = parent.grandparent_commit_id;
+    const head = await this.getReadable(org_id, commit_id);
+    const ids = head.ancestor_ids ?? [];
+    const found = ids.length ? await this.readModels.find<CommitDocument>(COMMITS_COLLECTION, { _id: { $in: ids } }) : [];
+    const byId = new Map(found.map((commit) => [commit._id, commit]));
+    const chain = [head];
+    for (const id of ids) {
+      const ancestor = byId.get(id);
+      if (!ancestor || !isReadable(ancestor, org_id)) break;
+      chain.push(ancestor);
     }
     return chain;
   }

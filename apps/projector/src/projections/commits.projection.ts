@@ -3,7 +3,19 @@ import { toDomainEvent } from '../../../../libs/application/src/event-envelope';
 import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
 import type { WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
 import { COMMITS_COLLECTION, type CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
-import type { Projection } from './projection';
+import type { Projection, ProjectionReads } from './projection';
+
+/**
+ * A commit's ancestors, nearest first (materialized path): its parent commit (the commit its
+ * source VM started from, `grandparent_commit_id`), then the parent's own ancestors, read from
+ * the parent's document — projected earlier, since a VM can only start from a commit that exists.
+ * The parents endpoint then serves any chain with one query instead of one per generation.
+ */
+async function ancestorsOf(parent_id: string | null, reads: ProjectionReads): Promise<string[]> {
+  if (!parent_id) return [];
+  const parent = await reads.findOne<CommitDocument>(COMMITS_COLLECTION, { _id: parent_id });
+  return [parent_id, ...(parent?.ancestor_ids ?? [])];
+}
 
 /** The `commits` read model: GET /commits, /commits/public, PATCH answers and the parent chain. */
 export const commitsProjection: Projection = {
@@ -13,13 +25,14 @@ export const commitsProjection: Projection = {
     { collection: COMMITS_COLLECTION, keys: { org_id: 1, deleted_at: 1, created_at: -1 } },
     { collection: COMMITS_COLLECTION, keys: { is_public: 1, deleted_at: 1, created_at: -1 } },
   ],
-  project(recorded: RecordedEvent): WriteOp[] {
+  async project(recorded: RecordedEvent, reads: ProjectionReads): Promise<WriteOp[]> {
     if (!recorded.stream_id.startsWith('commit-')) return [];
     const event = toDomainEvent<CommitEvent>(recorded);
     switch (event.type) {
       case 'CommitCreated': {
         const d = event.data;
-        const doc: CommitDocument = { _id: d.commit_id, ...d, is_public: false, deleted_at: null };
+        const ancestor_ids = await ancestorsOf(d.grandparent_commit_id, reads);
+        const doc: CommitDocument = { _id: d.commit_id, ...d, ancestor_ids, is_public: false, deleted_at: null };
         delete (doc as Partial<CommitDocument>).driver;
         return [{ op: 'replaceOne', collection: COMMITS_COLLECTION, filter: { _id: d.commit_id }, doc, upsert: true }];
       }
@@ -29,6 +42,8 @@ export const commitsProjection: Projection = {
       }
       case 'CommitDeleted':
         return [{ op: 'updateOne', collection: COMMITS_COLLECTION, filter: { _id: event.data.commit_id }, update: { $set: { deleted_at: event.data.deleted_at } } }];
+      default:
+        return [];
     }
   },
 };

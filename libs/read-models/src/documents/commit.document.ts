@@ -14,6 +14,8 @@ export interface CommitDocument {
   created_at: string;
   parent_vm_id: string;
   grandparent_commit_id: string | null;
+  /** Every ancestor commit's id, nearest first (grandparent_commit_id, then its parent, …): the parent chain in one lookup. */
+  ancestor_ids: string[];
   includes_memory: boolean;
   config: VmConfig;
   deleted_at: string | null;
