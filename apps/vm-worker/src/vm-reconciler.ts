@@ -1,5 +1,5 @@
-import type { VmCommand, VmCommitRequested, VmEvent, VmState } from '../../../libs/domain/src';
-import { commitDecider, deterministicUuid, isVmIntent, streams, vmDecider } from '../../../libs/domain/src';
+import type { CommitCommand, VmCommand, VmCommitRequested, VmEvent, VmState } from '../../../libs/domain/src';
+import { commitDecider, deterministicUuid, DomainError, isVmIntent, streams, vmDecider } from '../../../libs/domain/src';
 import { handleCommand } from '../../../libs/application/src/aggregate-repository';
 import type { CommandContext } from '../../../libs/application/src/command-context';
 import { toDomainEvent } from '../../../libs/application/src/event-envelope';
@@ -39,7 +39,7 @@ export class VmReconciler implements StreamReactor {
         if (machine !== null) await this.destroyOrphan(vm_id);
         return false;
       case 'deleting':
-        await this.delete(vm_id, intent);
+        await this.delete(vm_id, state, intent);
         return false;
       case 'dead':
         if (machine !== null) await this.destroyOrphan(vm_id);
@@ -60,6 +60,11 @@ export class VmReconciler implements StreamReactor {
       return this.record(vm_id, { type: 'RecordVmBooted', driver: this.driver.name, now: new Date().toISOString() }, intent);
     }
     if (machine === 'dead') await this.driver.destroy(vm_id);
+    if (state.parent_commit_id) {
+      // The VM holds its commit before the machine uses the snapshot; a deleted commit is final.
+      const refused = await this.useCommit(vm_id, state, intent);
+      if (refused) return this.failBoot(vm_id, state, refused, intent);
+    }
     const config = state.config!;
     const identity = { hostname: vm_id, ssh_authorized_key: state.ssh_public_key };
     this.log(`worker: creating ${vm_id} on ${this.driver.name}${state.parent_commit_id ? ` from commit ${state.parent_commit_id}` : ''}`);
@@ -71,7 +76,7 @@ export class VmReconciler implements StreamReactor {
         await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, image_name, env: state.env, identity });
       }
     } catch (error) {
-      return this.failBoot(vm_id, (error as Error).message, intent);
+      return this.failBoot(vm_id, state, (error as Error).message, intent);
     }
     const outcome = await this.record(vm_id, { type: 'RecordVmBooted', driver: this.driver.name, now: new Date().toISOString() }, intent);
     if (outcome.length === 0) {
@@ -86,9 +91,10 @@ export class VmReconciler implements StreamReactor {
    * Should the destroy fail, the VM is still deleted in the log; the machine is then an orphan
    * that the next reconcile destroys (the stream stays known until it succeeds).
    */
-  private async failBoot(vm_id: string, reason: string, intent: RecordedEvent | null) {
+  private async failBoot(vm_id: string, state: VmState, reason: string, intent: RecordedEvent | null) {
     this.log(`worker: creating ${vm_id} failed: ${reason}`);
     await this.driver.destroy(vm_id).catch((error) => this.log(`worker: cleaning up ${vm_id} failed: ${(error as Error).message}`));
+    await this.releaseCommit(vm_id, state, intent);
     await this.record(vm_id, { type: 'RecordVmBootFailed', reason, now: new Date().toISOString() }, intent);
   }
 
@@ -153,13 +159,38 @@ export class VmReconciler implements StreamReactor {
     await this.record(vm_id, { type: 'RecordVmCommitted', includes_memory: snapshot.includes_memory }, intent);
   }
 
-  private async delete(vm_id: string, intent: RecordedEvent | null) {
+  private async delete(vm_id: string, state: VmState, intent: RecordedEvent | null) {
     try {
       await this.driver.destroy(vm_id);
     } catch (error) {
       return this.record(vm_id, { type: 'RecordVmOperationFailed', operation: 'delete', reason: (error as Error).message }, intent);
     }
+    // Released before VmDeleted, so once a delete is answered the commit can be deleted too.
+    await this.releaseCommit(vm_id, state, intent);
     await this.record(vm_id, { type: 'RecordVmDeleted', now: new Date().toISOString() }, intent);
+  }
+
+  /**
+   * Claims the VM's use of its commit on the commit's stream (the API normally has already; this
+   * covers an API that stopped between its two appends). Returns why the commit cannot be used.
+   */
+  private async useCommit(vm_id: string, state: VmState, intent: RecordedEvent | null): Promise<string | null> {
+    const commit_id = state.parent_commit_id!;
+    const command: CommitCommand = { type: 'UseCommit', vm_id, org_id: state.org_id!, now: new Date().toISOString() };
+    try {
+      await handleCommand(this.events, streams.commit(commit_id), commitDecider, command, this.outcomeContext(vm_id, command.type, intent, state.org_id));
+      return null;
+    } catch (error) {
+      if (error instanceof DomainError && error.kind === 'not_found') return `commit ${commit_id} not found`;
+      throw error;
+    }
+  }
+
+  /** The VM's machine is gone: it no longer holds the commit it started from. */
+  private async releaseCommit(vm_id: string, state: VmState, intent: RecordedEvent | null) {
+    if (!state.parent_commit_id) return;
+    const command: CommitCommand = { type: 'ReleaseCommit', vm_id, now: new Date().toISOString() };
+    await handleCommand(this.events, streams.commit(state.parent_commit_id), commitDecider, command, this.outcomeContext(vm_id, command.type, intent, state.org_id));
   }
 
   private async destroyOrphan(vm_id: string) {

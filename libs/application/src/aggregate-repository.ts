@@ -15,7 +15,11 @@ export interface HandledCommand<E> {
   event_ids: string[];
 }
 
-const MAX_ATTEMPTS = 5;
+/**
+ * Enough for a burst of concurrent writers on one hot stream (e.g. restores of one commit, each
+ * recording its use): every round one of them wins, the others back off a random few ms.
+ */
+const MAX_ATTEMPTS = 12;
 
 /**
  * Runs a command against an event-sourced aggregate: read its stream, fold, decide, append with
@@ -42,6 +46,7 @@ export async function handleCommand<C, S, E extends DomainEvent>(
       return { events, position: result.position, revision: result.next_expected_revision, event_ids: toAppend.map((e) => e.id) };
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError) || attempt >= MAX_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 100)));
     }
   }
 }

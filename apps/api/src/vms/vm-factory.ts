@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { deterministicUuid, notFound, streams, type VmBootFailed, type VmConfig, vmDecider } from '../../../../libs/domain/src';
+import { commitDecider, deterministicUuid, DomainError, notFound, streams, type VmBootFailed, type VmConfig, vmDecider } from '../../../../libs/domain/src';
 import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
 import type { ArborConfig } from '../../../../libs/application/src/arbor-config';
 import { awaitStreamEvent } from '../../../../libs/application/src/await-stream-event';
@@ -57,12 +57,47 @@ export class VmFactory {
       },
       { ...command, command_id: deterministicUuid(command.command_id, 'create', String(index)) },
     );
+    const used = vm.commit ? await this.useCommit(context, vm_id, vm.commit.commit_id, index) : null;
     if (!waitBoot) {
-      await this.projection.waitFor(result.position);
+      await this.projection.waitFor(used ?? result.position);
       return vm_id;
     }
     await this.awaitBoot(vm_id, result.revision);
     return vm_id;
+  }
+
+  /**
+   * Records on the commit's stream that the new VM starts from it, with the exact revision read:
+   * a concurrent DELETE /commits either comes first (this is refused) or sees the use and answers
+   * 409, so no VM ever starts from a snapshot being freed. Appended after VmCreationRequested, so
+   * a use always names a VM the log has (the worker claims it too, and releases it when the VM
+   * goes). Returns the position to wait for.
+   */
+  private async useCommit(context: RequestContext, vm_id: string, commit_id: string, index: number): Promise<number | null> {
+    const { principal, command } = context;
+    try {
+      const used = await handleCommand(
+        this.events,
+        streams.commit(commit_id),
+        commitDecider,
+        { type: 'UseCommit', vm_id, org_id: principal.org_id, now: new Date().toISOString() },
+        { ...command, command_id: deterministicUuid(command.command_id, 'use', String(index)) },
+      );
+      return used.position;
+    } catch (error) {
+      if (!(error instanceof DomainError && error.kind === 'not_found')) throw error;
+      // Deleted (or made private) since it was looked up: the worker cannot claim it either, so
+      // no machine will ever exist; end the VM now rather than leave it booting.
+      const failed = await handleCommand(
+        this.events,
+        streams.vm(vm_id),
+        vmDecider,
+        { type: 'RecordVmBootFailed', reason: `commit ${commit_id} not found`, now: new Date().toISOString() },
+        { ...command, command_id: deterministicUuid(command.command_id, 'unusable', String(index)) },
+      );
+      await this.projection.waitFor(failed.position);
+      throw error;
+    }
   }
 
   /**

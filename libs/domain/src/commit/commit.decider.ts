@@ -1,11 +1,15 @@
 import type { Decider } from '../shared/decider';
-import { notFound } from '../shared/domain-error';
+import { conflict, notFound } from '../shared/domain-error';
 import type { CommitCreated, CommitEvent } from './commit.events';
 
 export type CommitCommand =
   | { type: 'RecordCommitCreated'; data: CommitCreated['data'] }
   | { type: 'UpdateCommit'; is_public: boolean; name?: string | null; description?: string | null }
-  | { type: 'DeleteCommit'; now: string };
+  | { type: 'DeleteCommit'; now: string }
+  /** A VM of `org_id` starts from the commit; refused (not found) once it is deleted or not readable. */
+  | { type: 'UseCommit'; vm_id: string; org_id: string; now: string }
+  /** The VM is gone from the host: it no longer holds the commit. */
+  | { type: 'ReleaseCommit'; vm_id: string; now: string };
 
 export interface CommitState {
   status: 'none' | 'created' | 'deleted';
@@ -14,13 +18,23 @@ export interface CommitState {
   is_public: boolean;
   name: string;
   description: string | null;
+  /** VMs started from the commit: true while the VM exists, false once it was released. */
+  uses: Record<string, boolean>;
 }
 
-const initialState = (): CommitState => ({ status: 'none', commit_id: null, org_id: null, is_public: false, name: '', description: null });
+const initialState = (): CommitState => ({ status: 'none', commit_id: null, org_id: null, is_public: false, name: '', description: null, uses: {} });
 
 /** Blank names and descriptions are ignored, as the contract's server does. */
 const given = (value: string | null | undefined): value is string => typeof value === 'string' && value.trim() !== '';
 
+/** VMs that exist and were started from the commit (dead ones included: they exist until deleted). */
+export const activeVmCount = (state: CommitState): number => Object.values(state.uses).filter(Boolean).length;
+
+/**
+ * The commit stream is where restores and the deletion meet: a use is appended with the exact
+ * revision read, so a restore and a deletion of one commit cannot both win. Once deleted, no VM
+ * can start from the commit; while any VM started from it exists, it cannot be deleted.
+ */
 function decide(command: CommitCommand, state: CommitState): CommitEvent[] {
   switch (command.type) {
     case 'RecordCommitCreated':
@@ -33,9 +47,20 @@ function decide(command: CommitCommand, state: CommitState): CommitEvent[] {
       if (command.is_public === state.is_public && name === state.name && description === state.description) return [];
       return [{ type: 'CommitUpdated', data: { commit_id: state.commit_id!, is_public: command.is_public, name, description } }];
     }
-    case 'DeleteCommit':
+    case 'DeleteCommit': {
       if (state.status !== 'created') throw notFound('commit');
+      const active = activeVmCount(state);
+      if (active > 0) throw conflict(`commit still has ${active} active VM(s)`);
       return [{ type: 'CommitDeleted', data: { commit_id: state.commit_id!, deleted_at: command.now } }];
+    }
+    case 'UseCommit':
+      if (state.status !== 'created' || (state.org_id !== command.org_id && !state.is_public)) throw notFound('commit');
+      // Both the API and the worker claim a VM's use; a released VM never holds the commit again.
+      if (command.vm_id in state.uses) return [];
+      return [{ type: 'CommitUsedByVm', data: { commit_id: state.commit_id!, vm_id: command.vm_id, used_at: command.now } }];
+    case 'ReleaseCommit':
+      if (state.uses[command.vm_id] !== true) return [];
+      return [{ type: 'CommitReleasedByVm', data: { commit_id: state.commit_id!, vm_id: command.vm_id, released_at: command.now } }];
   }
 }
 
@@ -43,14 +68,17 @@ function evolve(state: CommitState, event: CommitEvent): CommitState {
   switch (event.type) {
     case 'CommitCreated': {
       const { commit_id, org_id, name, description } = event.data;
-      return { status: 'created', commit_id, org_id, is_public: false, name, description };
+      return { ...state, status: 'created', commit_id, org_id, is_public: false, name, description };
     }
     case 'CommitUpdated':
       return { ...state, is_public: event.data.is_public, name: event.data.name, description: event.data.description };
     case 'CommitDeleted':
       return { ...state, status: 'deleted' };
+    case 'CommitUsedByVm':
+      return { ...state, uses: { ...state.uses, [event.data.vm_id]: true } };
+    case 'CommitReleasedByVm':
+      return { ...state, uses: { ...state.uses, [event.data.vm_id]: false } };
   }
 }
 
 export const commitDecider: Decider<CommitCommand, CommitState, CommitEvent> = { initialState, decide, evolve };
-

@@ -30,4 +30,12 @@ export type CommitUpdated = DomainEvent<
   { commit_id: string; is_public: boolean; name: string; description: string | null }
 >;
 export type CommitDeleted = DomainEvent<'CommitDeleted', { commit_id: string; deleted_at: string }>;
-export type CommitEvent = CommitCreated | CommitUpdated | CommitDeleted;
+/**
+ * A VM starts from the commit (from_commit, every branch child): appended by the API right after
+ * the VM's VmCreationRequested, and by the worker before it starts the machine from the snapshot
+ * (whichever comes first; the other appends nothing). It holds the commit until released.
+ */
+export type CommitUsedByVm = DomainEvent<'CommitUsedByVm', { commit_id: string; vm_id: string; used_at: string }>;
+/** The VM's machine is gone (it was deleted, or failed to boot): it no longer holds the commit. */
+export type CommitReleasedByVm = DomainEvent<'CommitReleasedByVm', { commit_id: string; vm_id: string; released_at: string }>;
+export type CommitEvent = CommitCreated | CommitUpdated | CommitDeleted | CommitUsedByVm | CommitReleasedByVm;

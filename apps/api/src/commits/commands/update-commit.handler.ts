@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { commitDecider, conflict, streams } from '../../../../../libs/domain/src';
+import { commitDecider, streams } from '../../../../../libs/domain/src';
 import type { CommitInfoDto } from '../../../../../libs/contracts/src';
 import { handleCommand } from '../../../../../libs/application/src/aggregate-repository';
 import { ProjectionWaiter } from '../../../../../libs/application/src/projection-waiter';
@@ -36,8 +36,8 @@ export class DeleteCommitHandler implements ICommandHandler<DeleteCommitCommand>
 
   async execute({ context, commit_id }: DeleteCommitCommand): Promise<void> {
     await this.commits.getOwn(context.principal.org_id, commit_id);
-    const active = await this.commits.activeVmCount(commit_id);
-    if (active > 0) throw conflict(`commit still has ${active} active VM(s)`);
+    // The decider refuses while VMs started from the commit exist ("commit still has N active
+    // VM(s)"), counted on the commit's own stream, where every restore records its use first.
     const result = await handleCommand(this.events, streams.commit(commit_id), commitDecider, { type: 'DeleteCommit', now: new Date().toISOString() }, context.command);
     await this.projection.waitFor(result.position);
   }

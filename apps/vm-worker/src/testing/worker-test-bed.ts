@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { commitDecider, streams, VM_CONFIG_DEFAULTS, vmDecider, type CommitCommand, type VmCommand } from '../../../../libs/domain/src';
+import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
+import { newCommandContext } from '../../../../libs/application/src/command-context';
+import { InMemoryEventStore } from '../../../../libs/event-store/src/in-memory/in-memory-event-store';
+import type { EventStore } from '../../../../libs/event-store/src/event-store.port';
+import type { HypervisorDriver } from '../../../../libs/hypervisor/src/hypervisor-driver.port';
+import { VmWorker } from '../vm-worker';
+
+/**
+ * Workers on one in-memory log, each with its own driver and checkpoint, and the API's side of the
+ * log as plain commands: for specs that assert the exact driver calls a sequence of events causes.
+ */
+export class WorkerTestBed {
+  readonly store: EventStore = new InMemoryEventStore();
+  private readonly dir = mkdtempSync(join(tmpdir(), 'arbor-worker-'));
+  private readonly running = new Map<string, VmWorker>();
+
+  /** Starts (or restarts) the worker named `name` on `driver`; its checkpoint survives restarts. */
+  async start(driver: HypervisorDriver, name = 'worker-1'): Promise<VmWorker> {
+    await this.stop(name);
+    const worker = new VmWorker(this.store, driver, { stateFile: join(this.dir, `${name}.json`), resyncIntervalMs: 0 });
+    this.running.set(name, worker);
+    await worker.start();
+    return worker;
+  }
+
+  async stop(name = 'worker-1'): Promise<void> {
+    await this.running.get(name)?.stop();
+    this.running.delete(name);
+  }
+
+  /** Forgets a worker's checkpoint (as if its state file was lost). */
+  forgetCheckpoint(name = 'worker-1'): void {
+    rmSync(join(this.dir, `${name}.json`), { force: true });
+  }
+
+  async destroy(): Promise<void> {
+    for (const name of [...this.running.keys()]) await this.stop(name);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Lets the subscriptions deliver, then waits for every reaction they started, a few times over. */
+  async settle(): Promise<void> {
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      await Promise.all([...this.running.values()].map((w) => w.idle()));
+    }
+  }
+
+  vm(vm_id: string, command: VmCommand) {
+    return handleCommand(this.store, streams.vm(vm_id), vmDecider, command, newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' }));
+  }
+
+  commit(commit_id: string, command: CommitCommand) {
+    return handleCommand(this.store, streams.commit(commit_id), commitDecider, command, newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' }));
+  }
+
+  /** What the API appends for new_root, or (with parent_commit_id) for from_commit before it records the use. */
+  requestVm(vm_id: string, parent_commit_id: string | null = null) {
+    const now = new Date().toISOString();
+    return this.vm(vm_id, { type: 'RequestVmCreation', vm_id, org_id: 'org-1', owner_id: 'key-1', config: VM_CONFIG_DEFAULTS, labels: null, env: { A: '1' }, ip: 'fd00::1', parent_commit_id, now });
+  }
+
+  requestCommit(vm_id: string, commit_id: string) {
+    return this.vm(vm_id, { type: 'RequestVmCommit', commit_id, name: 'c', description: null, keep_paused: false });
+  }
+
+  async types(stream: string): Promise<string[]> {
+    return (await this.store.readStream(stream)).map((e) => e.type);
+  }
+}

@@ -1,0 +1,63 @@
+import { deciderSpec } from '../testing/decider-spec';
+import { VM_CONFIG_DEFAULTS } from '../vm/vm-config';
+import { commitDecider } from './commit.decider';
+import type { CommitEvent } from './commit.events';
+
+const commit_id = '22222222-2222-4222-8222-222222222222';
+const vmA = '11111111-1111-4111-8111-11111111111a';
+const vmB = '11111111-1111-4111-8111-11111111111b';
+const now = '2026-11-23T10:00:00.000Z';
+const spec = deciderSpec(commitDecider);
+
+const created: CommitEvent = {
+  type: 'CommitCreated',
+  data: {
+    commit_id,
+    org_id: 'org-1',
+    owner_id: 'key-1',
+    name: 'c',
+    description: null,
+    parent_vm_id: vmA,
+    grandparent_commit_id: null,
+    includes_memory: false,
+    config: VM_CONFIG_DEFAULTS,
+    driver: 'memory',
+    created_at: now,
+  },
+};
+const used = (vm_id: string): CommitEvent => ({ type: 'CommitUsedByVm', data: { commit_id, vm_id, used_at: now } });
+const released = (vm_id: string): CommitEvent => ({ type: 'CommitReleasedByVm', data: { commit_id, vm_id, released_at: now } });
+const deleted: CommitEvent = { type: 'CommitDeleted', data: { commit_id, deleted_at: now } };
+const madePublic: CommitEvent = { type: 'CommitUpdated', data: { commit_id, is_public: true, name: 'c', description: null } };
+
+describe('commit decider: restores and deletion meet on the commit stream', () => {
+  it('a restore records its use once, whoever claims it first (the API or the worker)', () => {
+    spec.given([created]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).then([used(vmA)]);
+    spec.given([created, used(vmA)]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).then([]);
+  });
+
+  it('a deleted or missing commit cannot be restored', () => {
+    spec.given([created, deleted]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).thenThrows('commit not found');
+    spec.given([]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).thenThrows('commit not found');
+  });
+
+  it("another org may restore the commit only while it is public", () => {
+    spec.given([created]).when({ type: 'UseCommit', vm_id: vmB, org_id: 'org-2', now }).thenThrows('commit not found');
+    spec.given([created, madePublic]).when({ type: 'UseCommit', vm_id: vmB, org_id: 'org-2', now }).then([used(vmB)]);
+  });
+
+  it('refuses deletion while VMs started from the commit exist, naming how many', () => {
+    spec.given([created, used(vmA), used(vmB)]).when({ type: 'DeleteCommit', now }).thenThrows('commit still has 2 active VM(s)');
+    spec.given([created, used(vmA), used(vmB), released(vmA)]).when({ type: 'DeleteCommit', now }).thenThrows('commit still has 1 active VM(s)');
+  });
+
+  it('deletes the commit once every VM that used it is released', () =>
+    spec.given([created, used(vmA), released(vmA)]).when({ type: 'DeleteCommit', now }).then([deleted]));
+
+  it('releases a use once; a released VM never holds the commit again', () => {
+    spec.given([created, used(vmA)]).when({ type: 'ReleaseCommit', vm_id: vmA, now }).then([released(vmA)]);
+    spec.given([created, used(vmA), released(vmA)]).when({ type: 'ReleaseCommit', vm_id: vmA, now }).then([]);
+    spec.given([created, used(vmA), released(vmA)]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).then([]);
+    spec.given([created]).when({ type: 'ReleaseCommit', vm_id: vmB, now }).then([]);
+  });
+});
