@@ -13,12 +13,18 @@ import { EVENT_STATS_COLLECTION } from '../../apps/projector/src/projections/eve
 import { VMS_COLLECTION } from '../../libs/read-models/src/documents/vm.document';
 import { rebuildReadModels } from '../../apps/projector/src/rebuild-read-models';
 import { loadConfig } from '../../libs/application/src/arbor-config';
+import { pollUntil } from '../support/poll-until';
 import { distEntry, startProcess, stopProcess } from '../support/processes';
 
+const INITIAL_VMS = 1500;
+const ROUNDS = 12;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
- * The real projector process, killed with SIGKILL at arbitrary moments while the log grows,
- * restarted each time: in the end every event is applied exactly once (the $inc-built
- * `event_stats` match the log's counts) and the read models equal a clean rebuild.
+ * The real projector process, killed with SIGKILL while it works through a long log (and while
+ * the log grows), restarted each time: the checkpoint at each kill proves kills landed mid-stream,
+ * and in the end every event is applied exactly once (the $inc-built `event_stats` match the log's
+ * counts) and the read models equal a clean rebuild.
  */
 describe('projector crash safety (real processes, SQLite)', () => {
   let dir: string;
@@ -50,26 +56,40 @@ describe('projector crash safety (real processes, SQLite)', () => {
   it('neither skips nor double-applies an event across SIGKILLs', async () => {
     const entry = distEntry('projector');
     const env = { ARBOR_DATA_DIR: dir };
-    await appendVmHistory(300);
-    let kills = 0;
+    // Long enough (about 5,000 events) that the projector is still far from the head at every kill:
+    // each run applies a few hundred events at most before it is killed.
+    await appendVmHistory(INITIAL_VMS);
+    const kills: { checkpoint: number | null; head: number }[] = [];
     const readModels = SqliteReadModelStore.open(join(dir, READ_MODELS_DB));
+    const checkpoint = () => readModels.getCheckpoint(PROJECTOR_CHECKPOINT);
     try {
-      for (let round = 0; round < 40; round++) {
+      for (let round = 0; round < ROUNDS; round++) {
+        const before = await checkpoint();
         const projector = startProcess(entry, env);
-        await new Promise((r) => setTimeout(r, 150 + Math.floor(Math.random() * 250)));
-        if (round % 4 === 1) await appendVmHistory(40); // the log grows while the projector runs
+        // Every third run, the log grows while the projector works.
+        const growing = round % 3 === 1 ? appendVmHistory(30) : Promise.resolve();
+        // Once this run has applied something, at a random moment soon after: mid-stream, and
+        // sometimes mid-commit. (A fixed delay would mostly hit start-up on a loaded machine.)
+        await pollUntil(async () => (await checkpoint()) !== before || projector.child.exitCode !== null, { timeoutMs: 60_000, intervalMs: 5 });
+        await sleep(Math.random() * 100);
+        // The head known before the kill: anything the projector applied after this read only makes
+        // the checkpoint bigger, so checkpoint < head means events were still waiting when it died.
+        const head = await events.headPosition();
         await stopProcess(projector, 'SIGKILL');
-        kills++;
-        const checkpoint = await readModels.getCheckpoint(PROJECTOR_CHECKPOINT);
-        if (checkpoint === (await events.headPosition()) && round >= 8) break;
+        expect(projector.child.signalCode).toBe('SIGKILL'); // killed, not exited on its own
+        kills.push({ checkpoint: await checkpoint(), head });
+        await growing;
       }
+      // The kills must have landed mid-stream, with part of the log applied and part not.
+      const midStream = kills.filter(({ checkpoint, head }) => checkpoint !== null && checkpoint > 0 && checkpoint < head);
+      expect(midStream.length).toBeGreaterThanOrEqual(ROUNDS / 2);
+
       // A final clean run to the end of the log.
       const last = startProcess(entry, env);
       const head = await events.headPosition();
-      for (let i = 0; i < 600 && (await readModels.getCheckpoint(PROJECTOR_CHECKPOINT)) !== head; i++) await new Promise((r) => setTimeout(r, 50));
+      await pollUntil(async () => (await checkpoint()) === head, { timeoutMs: 120_000, intervalMs: 50 });
       await stopProcess(last);
-      expect(kills).toBeGreaterThanOrEqual(8);
-      expect(await readModels.getCheckpoint(PROJECTOR_CHECKPOINT)).toBe(head);
+      expect(await checkpoint()).toBe(head);
 
       // Exactly once: per-org counters built with $inc equal the log's own counts.
       const log = await events.readAll({ max_count: 1_000_000 });
