@@ -1,0 +1,70 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { projectRoot } from '../../libs/application/src/project-root';
+import { apiClient } from '../support/api-client';
+import { distEntry, freePort, type RunningProcess, startProcess, stopProcess, waitForOutput } from '../support/processes';
+
+const ROOT = projectRoot(__dirname);
+/** An API key as issued: `<uuid><64 hex>`. */
+const API_KEY = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}[0-9a-f]{64}\b/g;
+
+/**
+ * What `npm start` runs — the built embedded entry point — started as a user starts it, on a fresh
+ * data directory and a free port: the first start shows the admin key once and keeps it in a
+ * private file, the version endpoint names this build, and a second start shows no key.
+ */
+describe('the embedded entry point (dist/apps/embedded/src/main.js) as a process', () => {
+  const cacheDir = process.env.ARBOR_CACHE_DIR ?? '/var/cache/arbor';
+  let dir: string;
+  let running: RunningProcess | null = null;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'arbor-embedded-'));
+  });
+  afterAll(async () => {
+    if (running) await stopProcess(running);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = async () => {
+    const port = await freePort();
+    running = startProcess(distEntry('embedded'), { ARBOR_DATA_DIR: dir, PORT: String(port), HYPERVISOR: 'sandbox', ARBOR_CACHE_DIR: cacheDir });
+    await waitForOutput(running, /arbor: listening on/, 300_000);
+    return { process: running, url: `http://127.0.0.1:${port}` };
+  };
+  const stop = async () => {
+    await stopProcess(running!);
+    running = null;
+  };
+
+  it('prints the admin key on the first start only, keeps it 0600, and names its build', async () => {
+    const first = await start();
+    const shown = first.process.output().match(API_KEY) ?? [];
+    expect(shown).toHaveLength(1);
+    const [key] = shown;
+    const keyFile = join(dir, 'admin-api-key');
+    expect(readFileSync(keyFile, 'utf8').trim()).toBe(key);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+
+    const call = apiClient(first.url, key);
+    const version = await call('GET', '/api/v1/system/version');
+    expect(version.status).toBe(200);
+    expect(version.json).toEqual({
+      executable_name: 'orchestrator',
+      workspace_version: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version,
+      // From dist/build-info.json, written by `npm run build` (rebuild if HEAD moved since).
+      git_hash: execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim(),
+    });
+    expect(await call('GET', '/api/v1/vms')).toEqual({ status: 200, json: [] });
+    const wrongKey = key.slice(0, -1) + (key.endsWith('0') ? '1' : '0');
+    expect((await apiClient(first.url, wrongKey)('GET', '/api/v1/vms')).status).toBe(401);
+    await stop();
+
+    const second = await start();
+    expect(second.process.output()).not.toMatch(API_KEY);
+    expect((await apiClient(second.url, key)('GET', '/api/v1/vms')).status).toBe(200);
+    await stop();
+  }, 320_000);
+});
