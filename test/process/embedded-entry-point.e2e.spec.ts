@@ -41,9 +41,9 @@ describe('the embedded entry point (dist/apps/embedded/src/main.js) as a process
 
   it('prints the admin key on the first start only, keeps it 0600, and names its build', async () => {
     const first = await start();
-    const shown = first.process.output().match(API_KEY) ?? [];
+    const shown: string[] = first.process.output().match(API_KEY) ?? [];
     expect(shown).toHaveLength(1);
-    const [key] = shown;
+    const key = shown[0];
     const keyFile = join(dir, 'admin-api-key');
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(key);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
