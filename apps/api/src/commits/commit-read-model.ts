@@ -1,7 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { notFound } from '../../../../libs/domain/src';
 import { READ_MODEL_STORE, type ReadModelStore } from '../../../../libs/read-models/src/read-model-store.port';
-import { COMMITS_COLLECTION, type CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
+import {
+  COMMIT_ANCESTORS_COLLECTION,
+  COMMITS_COLLECTION,
+  type CommitAncestorsDocument,
+  type CommitDocument,
+} from '../../../../libs/read-models/src/documents/commit.document';
 import { VMS_COLLECTION } from '../../../../libs/read-models/src/documents/vm.document';
 
 export interface Page {
@@ -41,23 +46,24 @@ export class CommitReadModel {
   }
 
   /**
-   * The chain from a commit back to its root, element 0 the commit itself. Each commit document
-   * holds its ancestors' ids nearest first (projected from the parent's), so the chain is one
-   * query however deep, put in order here. It stops before the first ancestor the org may not
-   * read — deleted, or another org's private commit — so a chain never shows what a single
-   * read of that commit would not.
+   * The chain from a commit back to its root, element 0 the commit itself: the commit's ancestor
+   * ids (projected as a materialized path, nearest first), then the commits themselves in one
+   * query, put in order here — two queries however deep. The chain ends before the first ancestor
+   * the org may not read (another org's private commit, or a deleted one), so it never shows what
+   * a single read of that commit would not.
    */
   async chain(org_id: string, commit_id: string): Promise<CommitDocument[]> {
-    const head = await this.getReadable(org_id, commit_id);
-    const ids = head.ancestor_ids ?? [];
-    const found = ids.length ? await this.readModels.find<CommitDocument>(COMMITS_COLLECTION, { _id: { $in: ids } }) : [];
+    const path = await this.readModels.findOne<CommitAncestorsDocument>(COMMIT_ANCESTORS_COLLECTION, { _id: commit_id });
+    const ids = [commit_id, ...(path?.ancestor_ids ?? [])];
+    const found = await this.readModels.find<CommitDocument>(COMMITS_COLLECTION, { _id: { $in: ids } });
     const byId = new Map(found.map((commit) => [commit._id, commit]));
-    const chain = [head];
+    const chain: CommitDocument[] = [];
     for (const id of ids) {
-      const ancestor = byId.get(id);
-      if (!ancestor || !isReadable(ancestor, org_id)) break;
-      chain.push(ancestor);
+      const commit = byId.get(id);
+      if (!commit || !isReadable(commit, org_id)) break;
+      chain.push(commit);
     }
+    if (chain.length === 0) throw notFound('commit');
     return chain;
   }
 

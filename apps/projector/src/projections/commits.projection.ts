@@ -2,25 +2,29 @@ import type { CommitEvent } from '../../../../libs/domain/src';
 import { toDomainEvent } from '../../../../libs/application/src/event-envelope';
 import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
 import type { WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
-import { COMMITS_COLLECTION, type CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
+import {
+  COMMIT_ANCESTORS_COLLECTION,
+  COMMITS_COLLECTION,
+  type CommitAncestorsDocument,
+  type CommitDocument,
+} from '../../../../libs/read-models/src/documents/commit.document';
 import type { Projection, ProjectionReads } from './projection';
 
 /**
  * A commit's ancestors, nearest first (materialized path): its parent commit (the commit its
- * source VM started from, `grandparent_commit_id`), then the parent's own ancestors, read from
- * the parent's document — projected earlier, since a VM can only start from a commit that exists.
- * The parents endpoint then serves any chain with one query instead of one per generation.
+ * source VM started from, `grandparent_commit_id`), then the parent's own ancestors — projected
+ * earlier, since a VM can only start from a commit that exists.
  */
 async function ancestorsOf(parent_id: string | null, reads: ProjectionReads): Promise<string[]> {
   if (!parent_id) return [];
-  const parent = await reads.findOne<CommitDocument>(COMMITS_COLLECTION, { _id: parent_id });
+  const parent = await reads.findOne<CommitAncestorsDocument>(COMMIT_ANCESTORS_COLLECTION, { _id: parent_id });
   return [parent_id, ...(parent?.ancestor_ids ?? [])];
 }
 
-/** The `commits` read model: GET /commits, /commits/public, PATCH answers and the parent chain. */
+/** The `commits` read model (GET /commits, /commits/public, PATCH answers) and each commit's ancestors (the parent chain). */
 export const commitsProjection: Projection = {
   name: 'commits',
-  collections: [COMMITS_COLLECTION],
+  collections: [COMMITS_COLLECTION, COMMIT_ANCESTORS_COLLECTION],
   indexes: [
     { collection: COMMITS_COLLECTION, keys: { org_id: 1, deleted_at: 1, created_at: -1 } },
     { collection: COMMITS_COLLECTION, keys: { is_public: 1, deleted_at: 1, created_at: -1 } },
@@ -31,10 +35,13 @@ export const commitsProjection: Projection = {
     switch (event.type) {
       case 'CommitCreated': {
         const d = event.data;
-        const ancestor_ids = await ancestorsOf(d.grandparent_commit_id, reads);
-        const doc: CommitDocument = { _id: d.commit_id, ...d, ancestor_ids, is_public: false, deleted_at: null };
+        const doc: CommitDocument = { _id: d.commit_id, ...d, is_public: false, deleted_at: null };
         delete (doc as Partial<CommitDocument>).driver;
-        return [{ op: 'replaceOne', collection: COMMITS_COLLECTION, filter: { _id: d.commit_id }, doc, upsert: true }];
+        const ancestors: CommitAncestorsDocument = { _id: d.commit_id, ancestor_ids: await ancestorsOf(d.grandparent_commit_id, reads) };
+        return [
+          { op: 'replaceOne', collection: COMMITS_COLLECTION, filter: { _id: d.commit_id }, doc, upsert: true },
+          { op: 'replaceOne', collection: COMMIT_ANCESTORS_COLLECTION, filter: { _id: d.commit_id }, doc: ancestors, upsert: true },
+        ];
       }
       case 'CommitUpdated': {
         const { commit_id, is_public, name, description } = event.data;

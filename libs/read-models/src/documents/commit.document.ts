@@ -14,10 +14,22 @@ export interface CommitDocument {
   created_at: string;
   parent_vm_id: string;
   grandparent_commit_id: string | null;
-  /** Every ancestor commit's id, nearest first (grandparent_commit_id, then its parent, …): the parent chain in one lookup. */
-  ancestor_ids: string[];
   includes_memory: boolean;
   config: VmConfig;
   deleted_at: string | null;
+  [field: string]: unknown;
+}
+
+/**
+ * Collection `commit_ancestors`: each commit's ancestor ids, nearest first (its
+ * grandparent_commit_id, then that commit's, …), so the parent chain is one lookup of ids and one
+ * query for the commits. Kept apart from `commits` so reading a chain of commits (or a page of
+ * them) does not also load every one's own path: that would be quadratic in the depth.
+ */
+export const COMMIT_ANCESTORS_COLLECTION = 'commit_ancestors';
+
+export interface CommitAncestorsDocument {
+  _id: string;
+  ancestor_ids: string[];
   [field: string]: unknown;
 }
