@@ -1,8 +1,8 @@
 import type { Decider, DomainEvent } from '../../domain/src';
-import type { EventStore } from '../../event-store/src/event-store.port';
+import type { EventStore, RecordedEvent } from '../../event-store/src/event-store.port';
 import { WrongExpectedVersionError } from '../../event-store/src/event-store.port';
 import type { CommandContext } from './command-context';
-import { toDomainEvent, toNewEvents } from './event-envelope';
+import { commandEventId, toDomainEvent, toNewEvents } from './event-envelope';
 
 export interface HandledCommand<E> {
   /** Events appended (empty when the decider decided nothing needs to change). */
@@ -13,6 +13,8 @@ export interface HandledCommand<E> {
   revision: number;
   /** Ids of the appended events, in order. */
   event_ids: string[];
+  /** True when an earlier run of this very command (same command id) had appended them. */
+  replayed?: boolean;
 }
 
 /**
@@ -26,6 +28,11 @@ const MAX_ATTEMPTS = 12;
  * the exact revision read. A concurrent writer makes the append fail; the command is then decided
  * again on the fresh state, so two conflicting commands never both apply: one wins, the other
  * sees the winner's state (and usually a clear domain error).
+ *
+ * A command whose events are already in the stream (a retry with the same command id, e.g. the
+ * same X-Idempotency-Key after a timeout, or its concurrent twin) is not decided again: that
+ * would judge it against its own outcome ("vm already exists"). It gets its first result back,
+ * as of when it was appended, so the caller can go on waiting for what followed.
  */
 export async function handleCommand<C, S, E extends DomainEvent>(
   store: EventStore,
@@ -36,6 +43,11 @@ export async function handleCommand<C, S, E extends DomainEvent>(
 ): Promise<HandledCommand<E>> {
   for (let attempt = 1; ; attempt++) {
     const recorded = await store.readStream(streamId);
+    const earlier = appendedBy(context.command_id, recorded);
+    if (earlier.length) {
+      const last = earlier[earlier.length - 1];
+      return { events: earlier.map((r) => toDomainEvent<E>(r)), position: last.position, revision: last.revision, event_ids: earlier.map((r) => r.id), replayed: true };
+    }
     const state = recorded.map((r) => toDomainEvent<E>(r)).reduce(decider.evolve, decider.initialState());
     const revision = recorded.length ? recorded[recorded.length - 1].revision : -1;
     const events = decider.decide(command, state);
@@ -49,6 +61,20 @@ export async function handleCommand<C, S, E extends DomainEvent>(
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 100)));
     }
   }
+}
+
+/**
+ * The events a command with this id appended to the stream: they start with its first event
+ * (index 0) and are contiguous (one atomic append). One hash per event type, not per event.
+ */
+function appendedBy(command_id: string, recorded: RecordedEvent[]): RecordedEvent[] {
+  const firstIds = new Map<string, string>();
+  const firstIdOf = (type: string) => firstIds.get(type) ?? firstIds.set(type, commandEventId(command_id, 0, type)).get(type)!;
+  const start = recorded.findIndex((r) => r.id === firstIdOf(r.type));
+  if (start < 0) return [];
+  let end = start + 1;
+  while (end < recorded.length && recorded[end].id === commandEventId(command_id, end - start, recorded[end].type)) end++;
+  return recorded.slice(start, end);
 }
 
 /** Reads and folds an aggregate without deciding anything. */

@@ -6,10 +6,15 @@ import type { CommandContext } from './command-context';
 /** Every event type Arbor writes today is at schema version 1; upcasters bring older ones up. */
 export const CURRENT_SCHEMA_VERSION = 1;
 
+/** The id of the index-th event a command appends: derived, so a retried command repeats it. */
+export function commandEventId(command_id: string, index: number, type: string): string {
+  return deterministicUuid(command_id, String(index), type);
+}
+
 /** Wraps domain events for the log: deterministic ids, versioned, with the request's context. */
 export function toNewEvents(events: DomainEvent[], context: CommandContext): NewEvent[] {
   return events.map((event, index) => ({
-    id: deterministicUuid(context.command_id, String(index), event.type),
+    id: commandEventId(context.command_id, index, event.type),
     type: event.type,
     data: event.data,
     metadata: {

@@ -1,9 +1,7 @@
 import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor } from '@nestjs/common';
 import type { Response } from 'express';
 import { createHash } from 'node:crypto';
-import { catchError, from, mergeMap, of, type Observable } from 'rxjs';
-import { DomainError } from '../../../../libs/domain/src';
-import { waitUntil } from '../../../../libs/application/src/wait-until';
+import { from, mergeMap, of, type Observable } from 'rxjs';
 import { streams } from '../../../../libs/domain/src';
 import { toNewEvents } from '../../../../libs/application/src/event-envelope';
 import { EVENT_STORE, type EventStore, WrongExpectedVersionError } from '../../../../libs/event-store/src/event-store.port';
@@ -11,8 +9,6 @@ import type { AuthenticatedRequest } from '../auth/api-key.guard';
 import { HttpError } from './http-error';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** How long a losing concurrent retry waits for the winner's response to be recorded. */
-const RACE_WAIT_MS = 30_000;
 
 interface RecordedResponse {
   method: string;
@@ -24,8 +20,12 @@ interface RecordedResponse {
 /**
  * `X-Idempotency-Key` on a write: the first successful response is recorded in the log
  * (`idempotency-<org>-<hash>`), and a retry with the same key gets that response again without
- * running the command twice. Commands derive their ids from the key too, so even two retries
- * racing each other append each event once.
+ * running the command twice. Commands derive their ids from the key too, so a retry that comes
+ * before a response was recorded (the first attempt timed out with 504, or its process died, or
+ * it is still running) runs the handler again and each command step finds the events it
+ * appended the first time and carries on from them (see handleCommand) instead of meeting its own
+ * outcome as a conflict: it answers the first result once that is reached. A genuine conflict
+ * (someone else's events) answers at once.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -67,20 +67,6 @@ export class IdempotencyInterceptor implements NestInterceptor {
               if (!(error instanceof WrongExpectedVersionError)) throw error;
             });
             return body;
-          }),
-          // A retry racing the first call loses the append race with a conflict: answer it with
-          // the first call's response once that is recorded.
-          catchError(async (error) => {
-            if (!(error instanceof DomainError && error.kind === 'conflict')) throw error;
-            const first = await waitUntil(
-              'the first response of this idempotency key',
-              async () => (await this.events.readStream(stream))[0]?.data as RecordedResponse | undefined,
-              { timeoutMs: RACE_WAIT_MS },
-            ).catch(() => {
-              throw error;
-            });
-            response.status(first.status).setHeader('Idempotent-Replayed', 'true');
-            return first.body ?? undefined;
           }),
         );
       }),
