@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 
 /**
@@ -57,6 +61,27 @@ describe('commit and branch semantics (HTTP, sandbox driver)', () => {
     const ids = await Promise.all(vms.map(async (v: { vm_id: string }) => (await sh(v.vm_id, 'cat /etc/machine-id; hostname')).stdout));
     expect(ids[0]).not.toBe(ids[1]);
     expect(ids[0]).not.toBe((await sh(parent, 'cat /etc/machine-id; hostname')).stdout);
+  });
+
+  it("every child gets its own SSH key, and its guest authorizes that key, not the parent's", async () => {
+    const child = (await arbor.request('POST', `/api/v1/vm/branch/by_vm/${parent}`)).json.vms[0].vm_id;
+    const dir = mkdtempSync(join(tmpdir(), 'arbor-key-'));
+    /** "ssh-ed25519 AAAA…" of the VM's GET ssh_key private key, as ssh-keygen -y derives it. */
+    const publicKeyOf = async (vm: string) => {
+      const res = await arbor.request('GET', `/api/v1/vm/${vm}/ssh_key`);
+      expect(res.status).toBe(200);
+      writeFileSync(join(dir, vm), res.json.ssh_private_key, { mode: 0o600 });
+      return execFileSync('ssh-keygen', ['-y', '-f', join(dir, vm)], { encoding: 'utf8' }).split(' ').slice(0, 2).join(' ');
+    };
+    const authorizedIn = async (vm: string) => (await sh(vm, 'cat /root/.ssh/authorized_keys')).stdout.split('\n').filter(Boolean).map((line) => line.split(' ').slice(0, 2).join(' '));
+    try {
+      const [parentKey, childKey] = [await publicKeyOf(parent), await publicKeyOf(child)];
+      expect(childKey).not.toBe(parentKey);
+      expect(await authorizedIn(child)).toEqual([childKey]);
+      expect(await authorizedIn(parent)).toEqual([parentKey]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('resize grows the disk, visible to df in the guest; shrinking is refused', async () => {
