@@ -78,7 +78,8 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   async find<T extends Document = Document>(collection: string, filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    let cursor = findWithMingo<T>(this.candidates(collection, filter), filter, {}, MINGO_OPTIONS);
+    const { ids, residual } = byPrimaryKey(filter);
+    let cursor = findWithMingo<T>(this.candidates(collection, ids), residual, {}, MINGO_OPTIONS);
     if (options.sort) cursor = cursor.sort(options.sort);
     if (options.skip) cursor = cursor.skip(options.skip);
     if (options.limit) cursor = cursor.limit(options.limit);
@@ -120,8 +121,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   /** Parsed documents that may match: by primary key when the filter names `_id`s, else the whole collection. */
-  private *candidates(collection: string, filter: Filter): Generator<Document> {
-    const ids = idsNamedByFilter(filter);
+  private *candidates(collection: string, ids: string[] | undefined): Generator<Document> {
     if (ids) {
       for (const id of ids) {
         const json = this.statements.selectJson.get(collection, id);
@@ -134,9 +134,10 @@ export class SqliteReadModelStore implements ReadModelStore {
 
   /** Documents matching `filter`, stopping after `limit`; the filter is compiled once per call. */
   private matching(collection: string, filter: Filter, limit = Infinity): Document[] {
-    const query = new Query<Document>(filter, MINGO_OPTIONS);
+    const { ids, residual } = byPrimaryKey(filter);
+    const query = new Query<Document>(residual, MINGO_OPTIONS);
     const matches: Document[] = [];
-    for (const doc of this.candidates(collection, filter)) {
+    for (const doc of this.candidates(collection, ids)) {
       if (matches.length >= limit) break;
       if (query.test(doc)) matches.push(doc);
     }
@@ -211,4 +212,13 @@ function prepareStatements(db: Database.Database) {
     ),
     deleteCheckpoint: db.prepare(`DELETE FROM ${CHECKPOINTS} WHERE name = ?`),
   };
+}
+
+/**
+ * The `_id`s to read by primary key, and what of the filter is left to test on them: nothing when
+ * the filter only pins `_id`s (testing a long `$in` again would rehash it for every document).
+ */
+function byPrimaryKey(filter: Filter): { ids: string[] | undefined; residual: Filter } {
+  const ids = idsNamedByFilter(filter);
+  return { ids, residual: ids && Object.keys(filter).length === 1 ? {} : filter };
 }
