@@ -29,7 +29,7 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
 
   it('claims the commit before starting the machine, and releases it before reporting the VM deleted', async () => {
     const child = randomUUID();
-    await bed.requestVm(child, commit);
+    await bed.requestVm(child, { commit_id: commit, source_vm_id: source });
     await bed.settle();
     expect(driver.calls).toEqual([`start ${child}`]);
     expect(await bed.types(streams.commit(commit))).toEqual(['CommitCreated', 'CommitUsedByVm']);
@@ -50,7 +50,7 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
   it('a VM whose commit was deleted before its machine started fails without a start and is deleted', async () => {
     const child = randomUUID();
     await bed.stop();
-    await bed.requestVm(child, commit); // the API stopped before it could record the use
+    await bed.requestVm(child, { commit_id: commit, source_vm_id: source }); // the API stopped before it could record the use
     await bed.commit(commit, { type: 'DeleteCommit', now: new Date().toISOString() });
     await bed.start(driver);
     await bed.settle();
@@ -64,7 +64,7 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
   it('a VM that fails to start from the commit releases it', async () => {
     const child = randomUUID();
     driver.failNext('start', 'out of memory on the host');
-    await bed.requestVm(child, commit);
+    await bed.requestVm(child, { commit_id: commit, source_vm_id: source });
     await bed.settle();
     expect(driver.calls).toEqual([`start ${child}`, `destroy ${child}`]);
     expect(await bed.types(streams.commit(commit))).toEqual(['CommitCreated', 'CommitUsedByVm', 'CommitReleasedByVm']);
@@ -73,7 +73,7 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
 
   it('a dead VM still holds its commit until it is deleted', async () => {
     const child = randomUUID();
-    await bed.requestVm(child, commit);
+    await bed.requestVm(child, { commit_id: commit, source_vm_id: source });
     await bed.settle();
     await bed.stop();
     driver.lose(child);

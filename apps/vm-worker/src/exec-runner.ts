@@ -6,6 +6,7 @@ import type { ExecResult, HypervisorDriver } from '../../../libs/hypervisor/src/
 import { DEFAULT_BATCHING, ExecOutputBatcher, type ExecOutputBatcherOptions } from './exec-output-batcher';
 import { ExecRecorder } from './exec-recorder';
 import type { StreamReactor } from './stream-reactor';
+import type { VmPlacements } from './vm-placements';
 
 /**
  * Execs running in this process, by id. Process-wide on purpose: a worker stopped and started
@@ -40,6 +41,7 @@ export class ExecRunner implements StreamReactor {
   constructor(
     private readonly events: EventStore,
     private readonly driver: HypervisorDriver,
+    private readonly placements: VmPlacements,
     private readonly log: (line: string) => void = () => {},
     private readonly options: ExecRunnerOptions = {},
   ) {}
@@ -48,6 +50,8 @@ export class ExecRunner implements StreamReactor {
     if (runningHere.has(exec_id)) return true;
     const exec = await ExecRecorder.load(this.events, exec_id);
     if (!exec || isExecFinished(exec.state) || runningHere.has(exec_id)) return runningHere.has(exec_id);
+    // Another host's VM: its worker runs the command (and reports one cut off by its restart).
+    if (await this.placements.elsewhere(exec.state.request!.vm_id)) return false;
     if (exec.state.status === 'started') {
       this.log(`worker: exec ${exec_id} was cut off by a restart`);
       await exec.record({ type: 'RecordExecFailed', reason: OUTCOME_UNKNOWN, now: new Date().toISOString() });
@@ -67,6 +71,8 @@ export class ExecRunner implements StreamReactor {
       await exec.record({ type: 'RecordExecFailed', reason: unavailable, now: now() });
       return;
     }
+    // It was still booting, not yet placed, when the exec came: it may have gone to another host.
+    if (await this.placements.elsewhere(request.vm_id)) return;
     // Another worker of this process got there first: it runs the command, not us.
     if (!(await exec.record({ type: 'RecordExecStarted', now: now() })).length) return;
 

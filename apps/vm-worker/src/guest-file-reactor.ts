@@ -16,6 +16,7 @@ import { toDomainEvent } from '../../../libs/application/src/event-envelope';
 import type { EventStore, RecordedEvent } from '../../../libs/event-store/src/event-store.port';
 import { GuestFileError, MachineNotFoundError, MachineStateError, type HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
 import type { StreamReactor } from './stream-reactor';
+import type { VmPlacements } from './vm-placements';
 
 const REQUEST_TYPES = new Set(['FileWriteRequested', 'FileReadRequested']);
 
@@ -30,6 +31,7 @@ export class GuestFileReactor implements StreamReactor {
   constructor(
     private readonly events: EventStore,
     private readonly driver: HypervisorDriver,
+    private readonly placements: VmPlacements,
     private readonly log: (line: string) => void = () => {},
   ) {}
 
@@ -39,6 +41,8 @@ export class GuestFileReactor implements StreamReactor {
     const state = recorded.map((r) => toDomainEvent<GuestFileEvent>(r)).reduce(guestFileDecider.evolve, guestFileDecider.initialState());
     const intent = recorded.find((event) => REQUEST_TYPES.has(event.type));
     if (state.phase !== 'pending' || !intent) return false;
+    // The VM's own host answers (the API only asks of a running VM, which is placed by then).
+    if (await this.placements.elsewhere((intent.data as { vm_id: string }).vm_id)) return false;
     try {
       const outcome = intent.type === 'FileWriteRequested' ? await this.write(intent, state.chunks) : await this.read(op_id, intent);
       await this.record(op_id, intent, outcome);

@@ -15,7 +15,12 @@ async function main() {
   const events = openEventStore(config, console.log);
   const driver = await openDriver(config, console.log);
   await driver.prepare();
-  const worker = new VmWorker(events, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), resyncIntervalMs: config.resyncIntervalMs, log: console.log });
+  const worker = new VmWorker(events, driver, {
+    stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`),
+    workerId: config.workerId,
+    resyncIntervalMs: config.resyncIntervalMs,
+    log: console.log,
+  });
   await worker.start();
   await runUntilSignalled(async () => {
     await worker.stop();

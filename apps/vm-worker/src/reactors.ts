@@ -5,13 +5,14 @@ import { CommitReactor } from './commit-reactor';
 import { ExecRunner } from './exec-runner';
 import { GuestFileReactor } from './guest-file-reactor';
 import { VmReconciler } from './vm-reconciler';
+import type { VmPlacements } from './vm-placements';
 
-/** Every reactor the worker runs, one per kind of stream it acts on. */
-export function createReactors(events: EventStore, driver: HypervisorDriver, log: (line: string) => void): StreamReactor[] {
+/** Every reactor the worker runs, one per kind of stream it acts on; VM work only for VMs placed here. */
+export function createReactors(events: EventStore, driver: HypervisorDriver, placements: VmPlacements, log: (line: string) => void): StreamReactor[] {
   return [
-    new VmReconciler(events, driver, log),
+    new VmReconciler(events, driver, placements, log),
     new CommitReactor(events, driver, log),
-    new ExecRunner(events, driver, log),
-    new GuestFileReactor(events, driver, log),
+    new ExecRunner(events, driver, placements, log),
+    new GuestFileReactor(events, driver, placements, log),
   ];
 }

@@ -6,6 +6,7 @@ import { toDomainEvent } from '../../../libs/application/src/event-envelope';
 import type { EventStore, RecordedEvent } from '../../../libs/event-store/src/event-store.port';
 import type { HypervisorDriver, MachineState } from '../../../libs/hypervisor/src/hypervisor-driver.port';
 import type { StreamReactor } from './stream-reactor';
+import type { VmPlacements } from './vm-placements';
 
 /**
  * Level-triggered reconciliation of one VM (Kubernetes-controller style): compare what the log
@@ -19,6 +20,7 @@ export class VmReconciler implements StreamReactor {
   constructor(
     private readonly events: EventStore,
     private readonly driver: HypervisorDriver,
+    private readonly placements: VmPlacements,
     private readonly log: (line: string) => void = () => {},
   ) {}
 
@@ -26,18 +28,24 @@ export class VmReconciler implements StreamReactor {
     return (await this.driver.list()).map((machine) => machine.vm_id);
   }
 
-  /** Returns true while the VM still needs this host (it is not deleted). */
+  /** Returns true while the VM still needs this host (it is not deleted, and it lives here). */
   async react(vm_id: string): Promise<boolean> {
     const recorded = await this.events.readStream(streams.vm(vm_id));
     const state = recorded.map((r) => toDomainEvent<VmEvent>(r)).reduce(vmDecider.evolve, vmDecider.initialState());
     const machine = await this.driver.status(vm_id);
     const intent = lastIntent(recorded);
 
+    if (state.lifecycle === 'none' || state.lifecycle === 'deleted') {
+      if (machine !== null) await this.destroyOrphan(vm_id);
+      this.placements.forget(vm_id);
+      return false;
+    }
+    if (!(await this.placedHere(vm_id, state, machine, intent))) {
+      // Another host's VM (or one this host cannot start): a machine of that name here is unwanted.
+      if (machine !== null && (await this.placements.elsewhere(vm_id))) await this.destroyOrphan(vm_id);
+      return false;
+    }
     switch (state.lifecycle) {
-      case 'none':
-      case 'deleted':
-        if (machine !== null) await this.destroyOrphan(vm_id);
-        return false;
       case 'deleting':
         await this.delete(vm_id, state, intent);
         return false;
@@ -52,6 +60,32 @@ export class VmReconciler implements StreamReactor {
         await this.converge(vm_id, state, machine, intent);
         return true;
     }
+  }
+
+  /**
+   * Whether this worker looks after the VM. Once placed, only the worker it is placed on. Not yet
+   * placed, a worker claims it (the first claim wins) if it can take it: a root VM, any worker; a
+   * VM from a commit, the worker holding the snapshot (or, should no host hold it any more, the
+   * worker of the VM the commit was taken from, which then fails the boot); a VM from before
+   * placements existed, the worker whose host has its machine; a deletion, any worker.
+   */
+  private async placedHere(vm_id: string, state: VmState, machine: MachineState | null, intent: RecordedEvent | null): Promise<boolean> {
+    const owner = await this.placements.ownerOf(vm_id);
+    if (owner !== null) return owner === this.placements.workerId;
+    const canTake =
+      machine !== null ||
+      state.lifecycle === 'deleting' ||
+      state.lifecycle === 'dead' ||
+      (state.lifecycle === 'booting' && (await this.canStart(state)));
+    if (!canTake) return false;
+    const context = this.outcomeContext(vm_id, `PlaceVm ${this.placements.workerId}`, intent, state.org_id);
+    return this.placements.claim(vm_id, context);
+  }
+
+  private async canStart(state: VmState): Promise<boolean> {
+    if (!state.parent_commit_id) return true;
+    if (await this.driver.getSnapshot(state.parent_commit_id)) return true;
+    return state.grandparent_vm_id !== null && (await this.placements.ownerOf(state.grandparent_vm_id)) === this.placements.workerId;
   }
 
   private async boot(vm_id: string, state: VmState, machine: MachineState | null, intent: RecordedEvent | null) {

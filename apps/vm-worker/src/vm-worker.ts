@@ -1,12 +1,20 @@
+import { hostname } from 'node:os';
 import type { AllSubscription, EventStore } from '../../../libs/event-store/src/event-store.port';
 import type { HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
 import type { StreamReactor } from './stream-reactor';
 import { createReactors } from './reactors';
+import { VmPlacements } from './vm-placements';
 import { WorkerStateFile } from './worker-state-file';
 
 export interface VmWorkerOptions {
   /** Where the worker keeps its checkpoint (one file per worker). */
   stateFile: string;
+  /**
+   * Names this worker in VM placements (ARBOR_WORKER_ID): one per hypervisor host, unique, and
+   * stable across restarts, since VMs placed under a name are looked after by that name only.
+   * Default: the host name.
+   */
+  workerId?: string;
   /** How often every known entity is compared with the host again (level-triggered resync). */
   resyncIntervalMs?: number;
   log?: (line: string) => void;
@@ -20,6 +28,7 @@ export interface VmWorkerOptions {
  */
 export class VmWorker {
   private readonly reactors: StreamReactor[];
+  private readonly workerId: string;
   private readonly stateFile: WorkerStateFile;
   private readonly log: (line: string) => void;
   /** Streams that still need this host's attention (resynced periodically). */
@@ -39,7 +48,8 @@ export class VmWorker {
     private readonly options: VmWorkerOptions,
   ) {
     this.log = options.log ?? (() => {});
-    this.reactors = createReactors(events, driver, this.log);
+    this.workerId = options.workerId ?? hostname();
+    this.reactors = createReactors(events, driver, new VmPlacements(events, this.workerId), this.log);
     this.stateFile = new WorkerStateFile(options.stateFile);
   }
 
@@ -51,7 +61,7 @@ export class VmWorker {
     for (const reactor of this.reactors) {
       for (const id of (await reactor.discover?.()) ?? []) this.known.add(reactor.prefix + id);
     }
-    this.log(`worker: ${this.driver.name} driver, ${this.known.size} known entit(ies), following the log after ${this.position ?? 'start'}`);
+    this.log(`worker ${this.workerId}: ${this.driver.name} driver, ${this.known.size} known entit(ies), following the log after ${this.position ?? 'start'}`);
     await Promise.all([...this.known].map((stream) => this.enqueue(stream)));
     this.subscription = this.events.subscribeToAll(this.position === null ? {} : { after_position: this.position });
     this.following = this.follow(this.subscription);

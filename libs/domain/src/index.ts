@@ -6,6 +6,7 @@ export * from './vm/vm-config';
 export * from './vm/vm.events';
 export * from './vm/vm.commands';
 export * from './vm/vm.decider';
+export * from './placement/vm-placement';
 export * from './org/org.events';
 export * from './api-key/api-key.events';
 export * from './api-key/api-key';

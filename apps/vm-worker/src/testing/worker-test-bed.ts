@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commitDecider, streams, VM_CONFIG_DEFAULTS, vmDecider, type CommitCommand, type VmCommand } from '../../../../libs/domain/src';
+import { commitDecider, execDecider, streams, VM_CONFIG_DEFAULTS, vmDecider, type CommitCommand, type ExecCommand, type VmCommand } from '../../../../libs/domain/src';
 import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
 import { newCommandContext } from '../../../../libs/application/src/command-context';
 import { InMemoryEventStore } from '../../../../libs/event-store/src/in-memory/in-memory-event-store';
 import type { EventStore } from '../../../../libs/event-store/src/event-store.port';
 import type { HypervisorDriver } from '../../../../libs/hypervisor/src/hypervisor-driver.port';
+import { execsRunningHereSettled } from '../exec-runner';
 import { VmWorker } from '../vm-worker';
 
 /**
@@ -21,7 +22,7 @@ export class WorkerTestBed {
   /** Starts (or restarts) the worker named `name` on `driver`; its checkpoint survives restarts. */
   async start(driver: HypervisorDriver, name = 'worker-1'): Promise<VmWorker> {
     await this.stop(name);
-    const worker = new VmWorker(this.store, driver, { stateFile: join(this.dir, `${name}.json`), resyncIntervalMs: 0 });
+    const worker = new VmWorker(this.store, driver, { stateFile: join(this.dir, `${name}.json`), resyncIntervalMs: 0, workerId: name });
     this.running.set(name, worker);
     await worker.start();
     return worker;
@@ -47,6 +48,7 @@ export class WorkerTestBed {
     for (let i = 0; i < 5; i++) {
       await new Promise((r) => setTimeout(r, 20));
       await Promise.all([...this.running.values()].map((w) => w.idle()));
+      await execsRunningHereSettled();
     }
   }
 
@@ -58,10 +60,27 @@ export class WorkerTestBed {
     return handleCommand(this.store, streams.commit(commit_id), commitDecider, command, newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' }));
   }
 
-  /** What the API appends for new_root, or (with parent_commit_id) for from_commit before it records the use. */
-  requestVm(vm_id: string, parent_commit_id: string | null = null) {
+  exec(exec_id: string, command: ExecCommand) {
+    return handleCommand(this.store, streams.exec(exec_id), execDecider, command, newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' }));
+  }
+
+  requestExec(exec_id: string, vm_id: string, argv: string[]) {
+    return this.exec(exec_id, { type: 'RequestExec', exec_id, vm_id, org_id: 'org-1', command: argv, env: null, working_dir: null, stdin: null, timeout_secs: 0, now: new Date().toISOString() });
+  }
+
+  /** The worker a VM is placed on, as its placement stream says. */
+  async placement(vm_id: string): Promise<string[]> {
+    return (await this.store.readStream(streams.placement(vm_id))).map((e) => (e.data as { worker_id: string }).worker_id);
+  }
+
+  /**
+   * What the API appends for new_root, or for from_commit (`from`: the commit and the VM it was
+   * taken from) before it records the use.
+   */
+  requestVm(vm_id: string, from: { commit_id: string; source_vm_id: string } | null = null) {
     const now = new Date().toISOString();
-    return this.vm(vm_id, { type: 'RequestVmCreation', vm_id, org_id: 'org-1', owner_id: 'key-1', config: VM_CONFIG_DEFAULTS, labels: null, env: { A: '1' }, ip: 'fd00::1', parent_commit_id, now });
+    const lineage = { parent_commit_id: from?.commit_id ?? null, grandparent_vm_id: from?.source_vm_id ?? null };
+    return this.vm(vm_id, { type: 'RequestVmCreation', vm_id, org_id: 'org-1', owner_id: 'key-1', config: VM_CONFIG_DEFAULTS, labels: null, env: { A: '1' }, ip: 'fd00::1', ...lineage, now });
   }
 
   requestCommit(vm_id: string, commit_id: string) {

@@ -1,6 +1,8 @@
 /** Stream naming: one stream per aggregate instance (DESIGN.md, "The log"). */
 export const streams = {
   vm: (vmId: string) => `vm-${vmId}`,
+  /** Reservation stream: the worker (host) a VM is placed on; the first claim wins. */
+  placement: (vmId: string) => `placement-${vmId}`,
   org: (orgId: string) => `org-${orgId}`,
   commit: (commitId: string) => `commit-${commitId}`,
   /** Tag names are unique per org: the stream is the name's reservation. */

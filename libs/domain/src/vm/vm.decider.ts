@@ -29,6 +29,8 @@ export interface VmState {
   ip: string | null;
   /** The commit the VM starts from (null: from its base image). */
   parent_commit_id: string | null;
+  /** The VM that commit was taken from. */
+  grandparent_vm_id: string | null;
   ssh_public_key: string | null;
   pending: PendingVmOperation | null;
 }
@@ -43,6 +45,7 @@ const initialState = (): VmState => ({
   env: {},
   ip: null,
   parent_commit_id: null,
+  grandparent_vm_id: null,
   ssh_public_key: null,
   pending: null,
 });
@@ -155,6 +158,7 @@ function evolve(state: VmState, event: VmEvent): VmState {
         env: d.env,
         ip: d.ip,
         parent_commit_id: d.parent_commit_id ?? null,
+        grandparent_vm_id: d.grandparent_vm_id ?? null,
         ssh_public_key: d.ssh_public_key ?? null,
       };
     }
