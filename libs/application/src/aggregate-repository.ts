@@ -77,6 +77,11 @@ function appendedBy(command_id: string, recorded: RecordedEvent[]): RecordedEven
   return recorded.slice(start, end);
 }
 
+/** Whether a command with this id already appended events to the stream (an earlier run of it). */
+export async function commandAppended(store: EventStore, streamId: string, command_id: string): Promise<boolean> {
+  return appendedBy(command_id, await store.readStream(streamId)).length > 0;
+}
+
 /** Reads and folds an aggregate without deciding anything. */
 export async function loadAggregate<S, E extends DomainEvent>(
   store: EventStore,

@@ -3,7 +3,6 @@ import { deterministicUuid, execDecider, streams } from '../../../../libs/domain
 import type { VmExecRequestDto } from '../../../../libs/contracts/src';
 import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
 import type { CommandContext } from '../../../../libs/application/src/command-context';
-import { toNewEvents } from '../../../../libs/application/src/event-envelope';
 import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
 import { VmReadModel } from '../vms/vm-read-model';
 
@@ -20,9 +19,7 @@ export class ExecRequests {
     await this.vms.requireRunning(org_id, vm_id);
     // Every exec has an id; without the client's, it derives from the command (a retry reuses it).
     const exec_id = body.exec_id?.toLowerCase() ?? deterministicUuid(context.command_id, 'exec');
-    // A retry of this very request (same X-Idempotency-Key) follows the exec it already started.
-    const [first] = await this.events.readStream(streams.exec(exec_id), { max_count: 1 });
-    if (first && first.id === toNewEvents([{ type: first.type, data: null }], context)[0].id) return exec_id;
+    // A retry of this very request (same X-Idempotency-Key) gets the exec it already started back.
     await handleCommand(
       this.events,
       streams.exec(exec_id),

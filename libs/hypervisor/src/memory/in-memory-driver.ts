@@ -66,8 +66,7 @@ export class InMemoryDriver implements HypervisorDriver {
   async prepare(): Promise<void> {}
 
   async create(spec: MachineSpec): Promise<MachineInfo> {
-    this.record('create', spec.vm_id);
-    await this.delay('create');
+    await this.enter('create', spec.vm_id);
     if (this.machines.has(spec.vm_id)) throw new Error(`machine ${spec.vm_id} exists`);
     const { vcpu_count, mem_size_mib, fs_size_mib } = spec;
     this.machines.set(spec.vm_id, { state: 'running', files: environmentFiles(spec.env), shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id: null });
@@ -75,18 +74,17 @@ export class InMemoryDriver implements HypervisorDriver {
   }
 
   async destroy(vm_id: string): Promise<void> {
-    this.record('destroy', vm_id);
-    await this.delay('destroy');
+    await this.enter('destroy', vm_id);
     this.machines.delete(vm_id);
   }
 
   async pause(vm_id: string): Promise<void> {
-    this.record('pause', vm_id);
+    await this.enter('pause', vm_id);
     this.machine(vm_id).state = 'paused';
   }
 
   async resume(vm_id: string): Promise<void> {
-    this.record('resume', vm_id);
+    await this.enter('resume', vm_id);
     this.machine(vm_id).state = 'running';
   }
 
@@ -99,7 +97,7 @@ export class InMemoryDriver implements HypervisorDriver {
   }
 
   async exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
-    this.record('exec', vm_id);
+    await this.enter('exec', vm_id);
     this.running(vm_id);
     onChunk({ stream: 'stdout', data: Buffer.from(spec.argv.join(' ') + '\n') });
     return { exit_code: 0 };
@@ -116,8 +114,7 @@ export class InMemoryDriver implements HypervisorDriver {
   }
 
   async commit(vm_id: string, snapshot_id: string, options: CommitOptions = {}): Promise<SnapshotInfo> {
-    this.record('commit', vm_id);
-    await this.delay('commit');
+    await this.enter('commit', vm_id);
     const machine = this.machine(vm_id);
     if (this.snapshots.has(snapshot_id)) throw new Error(`snapshot ${snapshot_id} exists`);
     const info: SnapshotInfo = { snapshot_id, source_vm_id: vm_id, includes_memory: false, ...machine.shape, created_at: new Date().toISOString() };
@@ -127,7 +124,7 @@ export class InMemoryDriver implements HypervisorDriver {
   }
 
   async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo> {
-    this.record('start', spec.vm_id);
+    await this.enter('start', spec.vm_id);
     const snapshot = this.snapshots.get(snapshot_id);
     if (!snapshot) throw new SnapshotNotFoundError(snapshot_id);
     if (this.machines.has(spec.vm_id)) throw new Error(`machine ${spec.vm_id} exists`);
@@ -146,7 +143,7 @@ export class InMemoryDriver implements HypervisorDriver {
   }
 
   async resizeDisk(vm_id: string, fs_size_mib: number): Promise<void> {
-    this.record('resize', vm_id);
+    await this.enter('resize', vm_id);
     const machine = this.machine(vm_id);
     if (fs_size_mib <= machine.shape.fs_size_mib) throw new Error(`disk is already ${machine.shape.fs_size_mib} MiB; it can only grow`);
     machine.shape.fs_size_mib = fs_size_mib;
@@ -168,21 +165,17 @@ export class InMemoryDriver implements HypervisorDriver {
     this.snapshots.delete(snapshot_id);
   }
 
-  private async delay(operation: Operation): Promise<void> {
-    const ms = this.delays.get(operation);
-    if (ms) await new Promise((resolve) => setTimeout(resolve, ms));
-  }
-
-  private record(operation: Operation, vm_id: string): void {
+  /** Every operation starts here: the call is recorded, then fails or is slowed if the test said so. */
+  private async enter(operation: Operation, vm_id: string): Promise<void> {
     this.calls.push(`${operation} ${vm_id}`);
     const failure = this.failures.get(operation);
-    if (failure === undefined) return;
-    if (failure.skip > 0) {
-      failure.skip -= 1;
-      return;
+    if (failure !== undefined && failure.skip > 0) failure.skip -= 1;
+    else if (failure !== undefined) {
+      this.failures.delete(operation);
+      throw new Error(failure.reason);
     }
-    this.failures.delete(operation);
-    throw new Error(failure.reason);
+    const ms = this.delays.get(operation);
+    if (ms) await new Promise((resolve) => setTimeout(resolve, ms));
   }
 
   private machine(vm_id: string): MemoryMachine {

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { DomainError, streams, vmDecider } from '../../../../../libs/domain/src';
-import { handleCommand } from '../../../../../libs/application/src/aggregate-repository';
+import { commandAppended, handleCommand } from '../../../../../libs/application/src/aggregate-repository';
 import { awaitStreamEvent } from '../../../../../libs/application/src/await-stream-event';
 import { ProjectionWaiter } from '../../../../../libs/application/src/projection-waiter';
 import { ARBOR_CONFIG } from '../../../../../libs/application/src/infrastructure';
@@ -24,9 +24,11 @@ export class DeleteVmHandler implements ICommandHandler<DeleteVmCommand> {
     try {
       await this.vms.waitUntilBooted(context.principal.org_id, vm_id, skipWaitBoot);
     } catch (error) {
-      // The contract's server answers a delete of a missing or foreign VM with 403 Forbidden.
-      if (error instanceof DomainError && error.kind === 'not_found') throw new HttpError(403, 'Forbidden');
-      throw error;
+      if (!(error instanceof DomainError && error.kind === 'not_found')) throw error;
+      // A retry (same X-Idempotency-Key) of a deletion that finished after its first attempt
+      // timed out answers as the first would have; anything else gone or foreign is 403 Forbidden,
+      // as the contract's server answers.
+      if (!(await commandAppended(this.events, streams.vm(vm_id), context.command.command_id))) throw new HttpError(403, 'Forbidden');
     }
     const result = await handleCommand(this.events, streams.vm(vm_id), vmDecider, { type: 'RequestVmDeletion' }, context.command);
     // Wait for the machine to be gone, whether this request or an earlier one asked for it.
