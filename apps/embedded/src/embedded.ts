@@ -38,7 +38,7 @@ export async function startEmbedded(
   await driver.prepare();
   const projector = new Projector(infra.eventStore, infra.readModels, ALL_PROJECTIONS, log);
   await projector.start();
-  const worker = new VmWorker(infra.eventStore, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), resyncIntervalMs: config.resyncIntervalMs, log });
+  const worker = new VmWorker(infra.eventStore, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), workerId: config.workerId, resyncIntervalMs: config.resyncIntervalMs, log });
   await worker.start();
   const bootstrap = await bootstrapAdminKey(infra.eventStore, config.dataDir);
   const app = await createApiApp(infra, { logger: options.httpLogger });

@@ -7,7 +7,6 @@ import {
   type CommitAncestorsDocument,
   type CommitDocument,
 } from '../../../../libs/read-models/src/documents/commit.document';
-import { VMS_COLLECTION } from '../../../../libs/read-models/src/documents/vm.document';
 
 export interface Page {
   limit: number;
@@ -65,10 +64,5 @@ export class CommitReadModel {
     }
     if (chain.length === 0) throw notFound('commit');
     return chain;
-  }
-
-  /** Live VMs started from the commit (they keep it from being deleted). */
-  activeVmCount(commit_id: string): Promise<number> {
-    return this.readModels.count(VMS_COLLECTION, { parent_commit_id: commit_id, deleted_at: null });
   }
 }

@@ -4,9 +4,6 @@ import type { CommandContext } from '../../../../libs/application/src/command-co
 import { toNewEvents } from '../../../../libs/application/src/event-envelope';
 import { EVENT_STORE, type EventStore, WrongExpectedVersionError } from '../../../../libs/event-store/src/event-store.port';
 
-/** The reservation stream of a client-chosen commit id (not `commit-…`: that is the commit's own stream). */
-export const commitIdReservationStream = (commit_id: string) => `commitid-${commit_id}`;
-
 interface CommitIdReserved {
   commit_id: string;
   vm_id: string;
@@ -24,7 +21,7 @@ export class CommitIdReservation {
   constructor(@Inject(EVENT_STORE) private readonly events: EventStore) {}
 
   async reserve(commit_id: string, vm_id: string, context: CommandContext): Promise<void> {
-    const stream = commitIdReservationStream(commit_id);
+    const stream = streams.commitIdReservation(commit_id);
     const data: CommitIdReserved = { commit_id, vm_id };
     const events = toNewEvents([{ type: 'CommitIdReserved', data }], { ...context, command_id: deterministicUuid(context.command_id, 'reserve-commit-id') });
     try {

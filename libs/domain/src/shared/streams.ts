@@ -5,6 +5,8 @@ export const streams = {
   placement: (vmId: string) => `placement-${vmId}`,
   org: (orgId: string) => `org-${orgId}`,
   commit: (commitId: string) => `commit-${commitId}`,
+  /** Reservation stream of a client-chosen commit id: the first VM asked to commit under it holds it. */
+  commitIdReservation: (commitId: string) => `commitid-${commitId}`,
   /** Tag names are unique per org: the stream is the name's reservation. */
   tag: (orgId: string, tagName: string) => `tag-${orgId}-${tagName}`,
   apiKey: (keyId: string) => `apikey-${keyId}`,
