@@ -22,8 +22,10 @@ fi
 command -v npm >/dev/null || need_node "node $node_version has no npm"
 
 # sandbox driver: debootstrap, util-linux, btrfs-progs, openssh-client (machine SSH keys);
+# qemu driver (chosen where KVM works, and what `npm test` also exercises): qemu-system-x86,
+# qemu-utils, busybox-static, cpio, e2fsprogs;
 # python3, make, g++: node-gyp builds better-sqlite3 when its prebuilt binary cannot be downloaded.
-packages="debootstrap util-linux btrfs-progs openssh-client ca-certificates python3 make g++"
+packages="debootstrap util-linux btrfs-progs openssh-client ca-certificates qemu-system-x86 qemu-utils busybox-static cpio e2fsprogs python3 make g++"
 missing=""
 for package in $packages; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $package"
