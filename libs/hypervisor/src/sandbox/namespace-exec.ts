@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { ExecChunk, ExecResult, ExecSpec } from '../hypervisor-driver.port';
+import { OrderedOutputDecoder, orderedOutputArgv } from '../ordered-output';
 import { inCgroups } from './enter-cgroups';
 
 export const DEFAULT_EXEC_ENV: Readonly<Record<string, string>> = {
@@ -23,7 +24,9 @@ export interface NamespaceExecTarget {
  * Runs argv inside the machine: joins its cgroups, then `nsenter` into its namespaces and root.
  * The environment is set by `env -i` inside the machine (never on the host's nsenter, where e.g.
  * LD_PRELOAD would run machine-controlled code on the host); `exec "$@"` passes argv untouched,
- * without a shell interpreting it. Default working directory: the machine's /.
+ * without a shell interpreting it. Default working directory: the machine's /. The machine's perl
+ * runs the command under the ordered-output program (see ordered-output.ts), so stdout and stderr
+ * chunks arrive in the order the command wrote them; the exec ends when the command exits.
  */
 export function execInNamespaces(
   target: NamespaceExecTarget,
@@ -40,7 +43,7 @@ export function execInNamespaces(
     '/usr/bin/env', '-i', ...assignments,
     '/bin/sh', '-c', enterDirThenExec, 'sh', spec.working_dir || '/', ...spec.argv,
   ];
-  const argv = inCgroups(target.cgroupProcsFiles, [...nsenter, ...inMachine]);
+  const argv = inCgroups(target.cgroupProcsFiles, [...nsenter, ...orderedOutputArgv('-', inMachine)]);
 
   return new Promise((resolve, reject) => {
     // Own process group, so a timeout kills everything the command started, not just nsenter.
@@ -49,19 +52,33 @@ export function execInNamespaces(
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { PATH: DEFAULT_EXEC_ENV.PATH },
     });
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    };
     let timedOut = false;
+    let failure: Error | null = null;
     const timer =
       spec.timeout_secs && spec.timeout_secs > 0
         ? setTimeout(() => {
             timedOut = true;
-            try {
-              process.kill(-child.pid!, 'SIGKILL');
-            } catch {
-              /* already gone */
-            }
+            killGroup();
           }, spec.timeout_secs * 1000)
         : undefined;
-    child.stdout.on('data', (data: Buffer) => onChunk({ stream: 'stdout', data }));
+    // stdout carries the command's records; stderr only what nsenter or perl itself says.
+    const decoder = new OrderedOutputDecoder(onChunk);
+    child.stdout.on('data', (data: Buffer) => {
+      if (failure) return;
+      try {
+        decoder.push(data);
+      } catch (error) {
+        failure = error as Error;
+        killGroup();
+      }
+    });
     child.stderr.on('data', (data: Buffer) => onChunk({ stream: 'stderr', data }));
     child.stdin.on('error', () => undefined); // the command may exit without reading its stdin
     child.stdin.end(spec.stdin ?? '');
@@ -72,7 +89,8 @@ export function execInNamespaces(
     // 'close' (not 'exit'): every byte of output has been delivered by then.
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      if (timedOut) resolve({ exit_code: TIMEOUT_EXIT_CODE });
+      if (failure) reject(failure);
+      else if (timedOut) resolve({ exit_code: TIMEOUT_EXIT_CODE });
       else if (signal) resolve({ exit_code: 128 + (constants.signals[signal] ?? 0) });
       else resolve({ exit_code: code ?? 1 });
     });

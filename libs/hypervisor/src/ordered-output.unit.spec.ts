@@ -1,0 +1,117 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExecChunk } from './hypervisor-driver.port';
+import { OrderedOutputDecoder, orderedOutputArgv } from './ordered-output';
+
+/** The program runs here on the host's perl, exactly as the drivers run it in a guest. */
+function run(argv: string[], stdin = ''): Promise<{ code: number | null; chunks: ExecChunk[]; rawStderr: string }> {
+  return new Promise((resolve, reject) => {
+    const [command, ...args] = orderedOutputArgv('-', argv);
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const chunks: ExecChunk[] = [];
+    const decoder = new OrderedOutputDecoder((chunk) => chunks.push(chunk));
+    let rawStderr = '';
+    child.stdout.on('data', (data: Buffer) => decoder.push(data));
+    child.stderr.on('data', (data: Buffer) => (rawStderr += data.toString()));
+    child.stdin.end(stdin);
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, chunks, rawStderr }));
+  });
+}
+
+/** Each line with the stream it came on, in the order delivered. */
+const lines = (chunks: ExecChunk[]) =>
+  chunks.flatMap((chunk) => chunk.data.toString().split('\n').filter(Boolean).map((line) => `${chunk.stream}:${line}`));
+
+describe('ordered output', () => {
+  it('keeps stdout and stderr in the order the command wrote them, every time', async () => {
+    const script = 'for i in 1 2 3 4 5; do echo o$i; echo e$i >&2; done';
+    const expected = [1, 2, 3, 4, 5].flatMap((i) => [`stdout:o${i}`, `stderr:e${i}`]);
+    for (let round = 0; round < 10; round++) {
+      const { code, chunks } = await run(['sh', '-c', script]);
+      expect(code).toBe(0);
+      expect(lines(chunks)).toEqual(expected);
+    }
+  });
+
+  it('exits with the exit code of the command, 128 + the signal that killed it, 127 when it cannot start', async () => {
+    expect((await run(['sh', '-c', 'exit 3'])).code).toBe(3);
+    expect((await run(['sh', '-c', 'kill -9 $$'])).code).toBe(137);
+    const missing = await run(['/nonexistent/command']);
+    expect(missing.code).toBe(127);
+    expect(lines(missing.chunks)).toEqual(['stderr:/nonexistent/command: No such file or directory']);
+  });
+
+  it('passes stdin through and large output byte for byte', async () => {
+    expect(lines((await run(['cat'], 'fed\n')).chunks)).toEqual(['stdout:fed']);
+    const dir = mkdtempSync(join(tmpdir(), 'arbor-ordered-'));
+    try {
+      const blob = Buffer.alloc(3 * 1024 * 1024 + 17, 0);
+      for (let i = 0; i < blob.length; i++) blob[i] = (i * 7919) % 251;
+      writeFileSync(join(dir, 'blob'), blob);
+      const { code, chunks } = await run(['cat', join(dir, 'blob')]);
+      expect(code).toBe(0);
+      const received = Buffer.concat(chunks.map((chunk) => chunk.data));
+      expect(createHash('sha256').update(received).digest('hex')).toBe(createHash('sha256').update(blob).digest('hex'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('does not wait for processes the command left running', async () => {
+    const started = Date.now();
+    const { code, chunks } = await run(['sh', '-c', 'sleep 30 & echo left']);
+    expect(code).toBe(0);
+    expect(lines(chunks)).toEqual(['stdout:left']);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('appends to an output file, unlinks it at the end, and leaves no socket directory behind', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'arbor-ordered-'));
+    try {
+      const output = join(dir, 'records');
+      writeFileSync(output, '');
+      const [command, ...args] = orderedOutputArgv(output, ['sh', '-c', 'echo out; echo err >&2']);
+      // Read through an open descriptor, as the qemu driver does: the file is unlinked at the end.
+      const socketDirs = () => ['/dev/shm', '/run', '/tmp'].flatMap((base) => readdirSync(base).filter((n) => n.startsWith('.arbor-exec-')));
+      const before = socketDirs();
+      const reader = spawn('sh', ['-c', 'exec 3<"$1"; shift; "$@"; cat <&3', 'sh', output, command, ...args], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const chunks: ExecChunk[] = [];
+      const decoder = new OrderedOutputDecoder((chunk) => chunks.push(chunk));
+      reader.stdout.on('data', (data: Buffer) => decoder.push(data));
+      await new Promise((resolve) => reader.once('close', resolve));
+      expect(lines(chunks)).toEqual(['stdout:out', 'stderr:err']);
+      expect(existsSync(output)).toBe(false);
+      expect(socketDirs().filter((name) => !before.includes(name))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('decodes records split at any byte', () => {
+    const record = (tag: string, text: string) => {
+      const header = Buffer.alloc(5);
+      header.write(tag, 0);
+      header.writeUInt32BE(Buffer.byteLength(text), 1);
+      return Buffer.concat([header, Buffer.from(text)]);
+    };
+    const bytes = Buffer.concat([record('o', 'hello'), record('e', 'oops'), record('o', '')]);
+    for (let split = 0; split <= bytes.length; split++) {
+      const chunks: ExecChunk[] = [];
+      const decoder = new OrderedOutputDecoder((chunk) => chunks.push(chunk));
+      decoder.push(bytes.subarray(0, split));
+      decoder.push(bytes.subarray(split));
+      expect(chunks.map((c) => `${c.stream}:${c.data.toString()}`)).toEqual(['stdout:hello', 'stderr:oops', 'stdout:']);
+      expect(decoder.incomplete).toBe(0);
+    }
+    const partial = new OrderedOutputDecoder(() => undefined);
+    partial.push(record('o', 'cut').subarray(0, 6));
+    expect(partial.incomplete).toBe(6);
+    expect(() => new OrderedOutputDecoder(() => undefined).push(Buffer.from('zzzzzz'))).toThrow(/unknown stream tag/);
+  });
+});
