@@ -89,7 +89,7 @@ export async function benchDriver(kind: DriverKind, rounds: number): Promise<voi
       await destroyEverything(driver);
       const image = await readQemuBaseImage(config.cacheDir);
       if (!image) throw new Error('qemu base image vanished from the cache');
-      const { accel } = await chooseAccel(image, config.cacheDir, join(dataDir, 'accel-probe'));
+      const { accel } = await chooseAccel(async () => image, config.cacheDir, join(dataDir, 'accel-probe'));
       const bare = await measureQemuPrimitives(image, accel, join(dataDir, 'bare'), counts);
       const boot = { name: 'QEMU start → agent ping', samples: bare.startToPing };
       const exec = { name: 'guest-exec true + status', samples: bare.guestExecTrue };

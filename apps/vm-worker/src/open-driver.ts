@@ -25,10 +25,12 @@ export function createQemuDriver(config: DriverPaths, log?: (line: string) => vo
 /**
  * The hypervisor driver this host runs, per HYPERVISOR. auto: qemu where KVM really boots a VM
  * (real machines at full speed), else the sandbox (milliseconds per operation); qemu under TCG
- * is available with HYPERVISOR=qemu.
+ * is available with HYPERVISOR=qemu. Where the host shows that KVM cannot work (no /dev/kvm, no
+ * vmx/svm), the qemu probe says so at once; otherwise it may build the qemu base image to boot a
+ * probe VM, which prepare() would build anyway.
  */
 export function openDriver(config: ArborConfig, log: (line: string) => void): Promise<HypervisorDriver> {
-  return selectDriver(
+  return selectDriver<HypervisorDriver>(
     config.hypervisor,
     [
       { name: 'qemu', create: () => createQemuDriver(config, log) },

@@ -71,14 +71,22 @@ export interface HypervisorDriver {
   create(spec: MachineSpec): Promise<MachineInfo>;
   /** Stops the machine and removes every process, mount, cgroup and file it owned. Idempotent. */
   destroy(vm_id: string): Promise<void>;
+  /** Stops the machine's execution (idempotent); waits for a commit or resize in progress. */
   pause(vm_id: string): Promise<void>;
+  /** Lets a paused machine run again (idempotent), with whatever was put off while it was paused. */
   resume(vm_id: string): Promise<void>;
-  /** The machine's state, or null when the host has no such machine. */
+  /**
+   * The machine's state, or null when the host has no such machine. 'dead': its host process is
+   * gone (killed, crashed); only destroy() is left to do, and it cleans up completely.
+   */
   status(vm_id: string): Promise<MachineState | null>;
   /** Every machine this driver has on the host (for reconciliation after a restart). */
   list(): Promise<MachineInfo[]>;
   /**
-   * Runs argv in the machine; chunks are delivered in order while it runs. A paused machine
+   * Runs argv in the machine; chunks are delivered while it runs, in the order the process wrote
+   * them across stdout and stderr: each write() is one chunk (see ordered-output.ts; a single
+   * write() of more than 4 MiB fails in the process with ENOBUFS). It ends when the process exits:
+   * output that processes it left running write later is not waited for. A paused or dead machine
    * rejects at once with MachineStateError.
    */
   exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult>;
@@ -88,7 +96,9 @@ export interface HypervisorDriver {
   writeFile(vm_id: string, path: string, content: Buffer, options?: WriteFileOptions): Promise<void>;
   /**
    * Captures the machine into the immutable snapshot `snapshot_id` (an error if that id exists).
-   * A running machine is paused for the capture and resumed afterwards unless keep_paused.
+   * A running machine is paused for the capture and resumed afterwards unless keep_paused; a
+   * paused machine stays paused and does not run at all during the capture (nor does a running
+   * one after its capture when keep_paused).
    */
   commit(vm_id: string, snapshot_id: string, options?: CommitOptions): Promise<SnapshotInfo>;
   /** Starts a new machine from a snapshot, with a fresh identity. SnapshotNotFoundError if unknown. */
@@ -100,7 +110,11 @@ export interface HypervisorDriver {
     children: SnapshotMachineSpec[],
     options?: CommitOptions,
   ): Promise<{ snapshot: SnapshotInfo; machines: MachineInfo[] }>;
-  /** Grows the machine's root filesystem to fs_size_mib (visible to df); never shrinks. */
+  /**
+   * Grows the machine's root filesystem to fs_size_mib (visible to df); never shrinks. A running
+   * machine keeps running; a paused one stays paused (BEHAVIOR.md §2: resize only resumes a
+   * machine that was running) and shows the new size to df once resumed.
+   */
   resizeDisk(vm_id: string, fs_size_mib: number): Promise<void>;
   getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null>;
   listSnapshots(): Promise<SnapshotInfo[]>;

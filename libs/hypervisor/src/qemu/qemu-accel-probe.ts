@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GuestAgentClient } from './guest-agent-client';
 import type { QemuBaseImage } from './image/qemu-base-image';
@@ -18,26 +18,54 @@ const TCG_FLAGS = 'TCG (-M q35 -accel tcg,tb-size=64 -cpu max)';
 const KVM_PROBE_TIMEOUT_MS = 20_000;
 
 /**
- * KVM only if a probe VM really boots to its guest agent with -accel kvm: a /dev/kvm that opens
- * is not enough (kvm_pvm without vmx/svm stalls a stock kernel, then reports an emulation failure).
- * The answer is kept in `<cacheDir>/qemu/accel-probe.json` for the current host boot.
+ * Why KVM cannot run a guest here, from the host alone (no image, no boot), or null when it
+ * might: /dev/kvm must open read-write and the CPU must show hardware virtualisation (vmx or
+ * svm). This host's kvm_pvm has a /dev/kvm that opens without either, and a stock kernel does not
+ * boot on it.
  */
-export async function chooseAccel(image: QemuBaseImage, cacheDir: string, scratchRoot: string): Promise<AccelChoice> {
+export function kvmUnavailableReason(): string | null {
+  let deviceOpens = true;
+  try {
+    closeSync(openSync('/dev/kvm', 'r+'));
+  } catch {
+    deviceOpens = false;
+  }
+  return kvmVerdict(deviceOpens, readFileSync('/proc/cpuinfo', 'utf8'));
+}
+
+/** kvmUnavailableReason's decision, given whether /dev/kvm opens and /proc/cpuinfo. */
+export function kvmVerdict(deviceOpens: boolean, cpuinfo: string): string | null {
+  if (!deviceOpens) return '/dev/kvm not available';
+  const flags = new Set((/^flags\s*:(.*)$/m.exec(cpuinfo)?.[1] ?? '').trim().split(/\s+/));
+  if (!flags.has('vmx') && !flags.has('svm')) return '/dev/kvm opens, but the CPU shows no vmx/svm (hardware virtualisation)';
+  return null;
+}
+
+/** The TCG choice when kvmUnavailableReason already says no. */
+export function tcgBecause(reason: string): AccelChoice {
+  return { accel: 'tcg', reason: `${TCG_FLAGS}: ${reason}` };
+}
+
+/**
+ * KVM only if the host allows it (kvmUnavailableReason) and a probe VM really boots to its guest
+ * agent with -accel kvm: a /dev/kvm that opens is not enough. The image is asked for only when a
+ * boot is needed; a boot's answer is kept in `<cacheDir>/qemu/accel-probe.json` for the current
+ * host boot.
+ */
+export async function chooseAccel(image: () => Promise<QemuBaseImage>, cacheDir: string, scratchRoot: string): Promise<AccelChoice> {
+  const why = kvmUnavailableReason();
+  if (why) return tcgBecause(why);
   const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
   const cacheFile = join(cacheDir, 'qemu', 'accel-probe.json');
   const cached = JSON.parse(await readFile(cacheFile, 'utf8').catch(() => 'null')) as (AccelChoice & { boot_id: string }) | null;
   if (cached && cached.boot_id === bootId) return { accel: cached.accel, reason: cached.reason };
-  const choice = await probeKvm(image, scratchRoot);
+  const choice = await probeKvm(await image(), scratchRoot);
+  await mkdir(join(cacheDir, 'qemu'), { recursive: true });
   await writeFile(cacheFile, `${JSON.stringify({ ...choice, boot_id: bootId }, null, 2)}\n`).catch(() => undefined);
   return choice;
 }
 
 async function probeKvm(image: QemuBaseImage, scratchRoot: string): Promise<AccelChoice> {
-  try {
-    await access('/dev/kvm', constants.R_OK | constants.W_OK);
-  } catch {
-    return { accel: 'tcg', reason: `${TCG_FLAGS}: /dev/kvm not available` };
-  }
   await mkdir(scratchRoot, { recursive: true });
   const dir = await mkdtemp(join(scratchRoot, 'kvm-probe-'));
   const paths = { disk: join(dir, 'disk.qcow2'), qmp: join(dir, 'qmp.sock'), agent: join(dir, 'agent.sock') };
@@ -56,7 +84,7 @@ async function probeKvm(image: QemuBaseImage, scratchRoot: string): Promise<Acce
   } catch (error) {
     const qemuSaid = (await readFile(join(dir, 'qemu.log'), 'utf8').catch(() => '')).trim().split('\n')[0];
     const why = [error instanceof Error ? error.message : String(error), qemuSaid].filter(Boolean).join(': ');
-    return { accel: 'tcg', reason: `${TCG_FLAGS}: /dev/kvm is present but a probe VM did not boot with it (${why})` };
+    return tcgBecause(`/dev/kvm is present but a probe VM did not boot with it (${why})`);
   } finally {
     agent.close();
     if (qemu) await killAndWait(qemu.identity, qemu.exited);

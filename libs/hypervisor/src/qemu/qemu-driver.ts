@@ -19,6 +19,7 @@ import {
   type SnapshotMachineSpec,
   type WriteFileOptions,
 } from '../hypervisor-driver.port';
+import { MachineLocks } from '../machine-locks';
 import { isAlive } from '../sandbox/process-identity';
 import { runCommand } from '../sandbox/run-command';
 import { GuestAgentClient } from './guest-agent-client';
@@ -79,7 +80,7 @@ export class QemuDriver implements HypervisorDriver {
   private readonly log: (line: string) => void;
   private readonly snapshots: QemuSnapshotStore;
   private readonly attachments = new Map<string, Attachment>();
-  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly locks = new MachineLocks();
   private accelChoice: Promise<AccelChoice> | null = null;
   private probed: DriverProbe | null = null;
 
@@ -88,6 +89,12 @@ export class QemuDriver implements HypervisorDriver {
     this.snapshots = new QemuSnapshotStore(options.snapshotDir);
   }
 
+  /**
+   * Usable when QEMU is installed and a base image is cached or can be built. Recommended (what
+   * HYPERVISOR=auto prefers) only with KVM: the host alone rules KVM out cheaply where it can
+   * (kvmUnavailableReason); only where KVM might work is the image built, if need be, and a probe
+   * VM booted, since only a boot tells.
+   */
   async probe(): Promise<DriverProbe> {
     if (this.probed) return this.probed;
     const missing = await missingTools(['qemu-system-x86_64', 'qemu-img']);
@@ -97,8 +104,6 @@ export class QemuDriver implements HypervisorDriver {
       const builders = await missingTools(['debootstrap', 'apt-get', 'dpkg-deb', 'mkfs.ext4', 'cpio', 'gzip']);
       if (!existsSync('/bin/busybox')) builders.push('busybox (apt busybox-static)');
       if (builders.length > 0) return { ok: false, reason: `no base image cached and cannot build one: missing ${builders.join(', ')}` };
-      // The accelerator is decided by booting a probe VM, which needs the image: at first create.
-      return { ok: true, reason: 'QEMU installed; base image buildable (accelerator probed at first boot)', recommended: false };
     }
     try {
       const choice = await this.accel(image);
@@ -176,14 +181,29 @@ export class QemuDriver implements HypervisorDriver {
     });
   }
 
+  /** Under the machine's lock, so a pause never lands inside a commit (whose end would undo it). */
   async pause(vm_id: string): Promise<void> {
-    const { qmp } = await this.requireLive(vm_id);
-    await qmp.execute('stop');
+    await this.exclusive(vm_id, async () => {
+      const { qmp, state } = await this.requireLive(vm_id);
+      if (state === 'running') await qmp.execute('stop');
+    });
   }
 
+  /**
+   * `cont` (which also takes back the disks of a machine a commit left captured), then what was
+   * put off while it was paused: thawing file systems a keep_paused commit left frozen, and
+   * growing the disk to a size asked for meanwhile.
+   */
   async resume(vm_id: string): Promise<void> {
-    const { qmp } = await this.requireLive(vm_id);
-    await qmp.execute('cont');
+    await this.exclusive(vm_id, async () => {
+      const { qmp, agent, record, layout, state } = await this.requireLive(vm_id);
+      if (state === 'running') return;
+      await qmp.execute('cont');
+      if (record.captured?.frozen) await agent.request('guest-fsfreeze-thaw');
+      const grown = record.pending_fs_size_mib;
+      if (grown !== undefined) await this.growDisk(qmp, agent, grown);
+      await layout.writeRecord({ ...record, fs_size_mib: grown ?? record.fs_size_mib, captured: undefined, pending_fs_size_mib: undefined });
+    });
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
@@ -228,7 +248,9 @@ export class QemuDriver implements HypervisorDriver {
   /**
    * Memory + disk at one instant: freeze the guest's file systems (so the disk layer is clean on
    * its own too), stop, take the external disk snapshot (the current top becomes immutable and
-   * the machine goes on on a new overlay), migrate the memory to a file, continue, thaw.
+   * the machine goes on on a new overlay), migrate the memory to a file, continue, thaw. A machine
+   * that was paused, or is to stay paused, never runs: it is left as the migration left it
+   * (`captured`), and resume does the rest.
    */
   async commit(vm_id: string, snapshot_id: string, options: CommitOptions = {}): Promise<SnapshotInfo> {
     if (!isSafeId(snapshot_id)) throw new Error(`invalid snapshot id ${JSON.stringify(snapshot_id)}`);
@@ -294,17 +316,30 @@ export class QemuDriver implements HypervisorDriver {
     return { snapshot, machines };
   }
 
+  /**
+   * A running machine grows at once (QMP block_resize, then resize2fs in the guest). A paused one
+   * stays paused: its new size is kept and applied at resume, because resize2fs needs the guest
+   * running and, after a commit, QEMU must not touch the disk before `cont` takes it back.
+   */
   async resizeDisk(vm_id: string, fs_size_mib: number): Promise<void> {
     await this.exclusive(vm_id, async () => {
       const { qmp, agent, record, layout, state } = await this.requireLive(vm_id);
-      if (state !== 'running') throw new MachineStateError(vm_id, `machine ${vm_id} is ${state}`);
-      if (fs_size_mib <= record.fs_size_mib) {
-        throw new Error(`disk of ${vm_id} is ${record.fs_size_mib} MiB; it can only grow (asked ${fs_size_mib} MiB)`);
+      const current = record.pending_fs_size_mib ?? record.fs_size_mib;
+      if (!Number.isInteger(fs_size_mib) || fs_size_mib <= current) {
+        throw new Error(`disk of ${vm_id} is ${current} MiB; it can only grow (asked ${fs_size_mib} MiB)`);
       }
-      await qmp.execute('block_resize', { device: DISK_DEVICE, size: fs_size_mib * 1024 * 1024 });
-      await runInGuestOrFail(agent, ['resize2fs', '/dev/vda']);
+      if (state !== 'running') {
+        await layout.writeRecord({ ...record, pending_fs_size_mib: fs_size_mib });
+        return;
+      }
+      await this.growDisk(qmp, agent, fs_size_mib);
       await layout.writeRecord({ ...record, fs_size_mib });
     });
+  }
+
+  private async growDisk(qmp: QmpClient, agent: GuestAgentClient, fs_size_mib: number): Promise<void> {
+    await qmp.execute('block_resize', { device: DISK_DEVICE, size: fs_size_mib * 1024 * 1024 });
+    await runInGuestOrFail(agent, ['resize2fs', '/dev/vda']);
   }
 
   async getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null> {
@@ -343,12 +378,27 @@ export class QemuDriver implements HypervisorDriver {
   }
 
   private async commitLocked(vm_id: string, snapshot_id: string, options: CommitOptions): Promise<SnapshotInfo> {
-    const { qmp, agent, record, layout, state } = await this.requireLive(vm_id);
+    const live = await this.requireLive(vm_id);
+    const { qmp, agent, layout, state } = live;
+    let { record } = live;
     if (await this.snapshots.read(snapshot_id)) throw new Error(`snapshot ${snapshot_id} already exists`);
+    const { status } = await qmp.execute<{ status: string }>('query-status');
+    if (status === 'postmigrate') {
+      // Captured by an earlier commit and not run since: that snapshot holds exactly this state.
+      const captured = record.captured ? await this.snapshots.read(record.captured.snapshot_id) : null;
+      if (captured) return this.copySnapshot(captured, snapshot_id);
+      // A commit that crashed before recording its capture: take the disks back the only way
+      // QEMU 7.2 has (the guest runs for the few milliseconds between the two commands).
+      this.log(`qemu: ${vm_id} was left captured by an unrecorded commit; reactivating its disks`);
+      await qmp.execute('cont');
+      await qmp.execute('stop');
+      ({ record } = await this.requireLive(vm_id));
+    }
     const snapshotDir = this.snapshots.dir(snapshot_id);
     await rm(snapshotDir, { recursive: true, force: true }); // an unfinished capture of a crashed worker
     await mkdir(snapshotDir, { recursive: true });
     const wasRunning = state === 'running';
+    const staysPaused = !wasRunning || options.keep_paused === true;
     const frozenLayer = record.disk;
     const newTop = layout.layerPath(record.next_layer);
     const snapshotDisk = this.snapshots.diskPath(snapshot_id);
@@ -371,13 +421,14 @@ export class QemuDriver implements HypervisorDriver {
       await layout.writeRecord({ ...record, disk: newTop, next_layer: record.next_layer + 1 });
       await qmp.execute('migrate', { uri: `exec:cat > ${shellQuote(this.snapshots.memoryPath(snapshot_id))}` });
       await waitForMigration(qmp);
-      // Migration leaves the disks inactive; only `cont` re-activates them (QEMU 7.2), so even a
-      // machine that stays paused runs for an instant.
-      await qmp.execute('cont');
-      stopped = false;
-      if (frozen) await agent.request('guest-fsfreeze-thaw');
-      frozen = false;
-      if (!wasRunning || options.keep_paused) await qmp.execute('stop');
+      // Migration leaves the disks inactive, and only `cont` re-activates them (QEMU 7.2): a
+      // machine that stays paused is left so until resume.
+      if (!staysPaused) {
+        await qmp.execute('cont');
+        stopped = false;
+        await agent.request('guest-fsfreeze-thaw');
+        frozen = false;
+      }
     } catch (error) {
       if (stopped) await qmp.execute('cont').catch(() => undefined);
       if (frozen) await agent.request('guest-fsfreeze-thaw', undefined, 10_000).catch(() => undefined);
@@ -402,12 +453,8 @@ export class QemuDriver implements HypervisorDriver {
       await flattenOnto(frozenLayer, image.disk, snapshotDisk);
       depth = 1;
     } else {
-      await link(frozenLayer, snapshotDisk).catch(async (error) => {
-        if (error.code !== 'EXDEV') throw error;
-        await copyFile(frozenLayer, snapshotDisk); // snapshots on another file system
-      });
+      await linkOrCopy(frozenLayer, snapshotDisk);
     }
-    await layout.writeRecord({ ...record, disk: newTop, next_layer: record.next_layer + 1, depth });
     const info: SnapshotInfo = {
       snapshot_id,
       source_vm_id: vm_id,
@@ -419,7 +466,23 @@ export class QemuDriver implements HypervisorDriver {
     };
     const snapshot: QemuSnapshotRecord = { info, accel: record.accel, env: record.env, depth, frozen: wasRunning };
     await this.snapshots.write(snapshot);
-    this.log(`qemu: ${vm_id} committed to ${snapshot_id} (chain depth ${depth})`);
+    const captured = staysPaused ? { snapshot_id, frozen: wasRunning } : undefined;
+    await layout.writeRecord({ ...record, disk: newTop, next_layer: record.next_layer + 1, depth, captured });
+    this.log(`qemu: ${vm_id} committed to ${snapshot_id} (chain depth ${depth}${staysPaused ? ', left paused' : ''})`);
+    return info;
+  }
+
+  /** A second snapshot of the same captured state: the first one's immutable files, linked. */
+  private async copySnapshot(source: QemuSnapshotRecord, snapshot_id: string): Promise<SnapshotInfo> {
+    const from = source.info.snapshot_id;
+    const dir = this.snapshots.dir(snapshot_id);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    await linkOrCopy(this.snapshots.diskPath(from), this.snapshots.diskPath(snapshot_id));
+    await linkOrCopy(this.snapshots.memoryPath(from), this.snapshots.memoryPath(snapshot_id));
+    const info: SnapshotInfo = { ...source.info, snapshot_id, created_at: new Date().toISOString() };
+    await this.snapshots.write({ ...source, info });
+    this.log(`qemu: ${source.info.source_vm_id} committed to ${snapshot_id} (unchanged since ${from})`);
     return info;
   }
 
@@ -488,29 +551,32 @@ export class QemuDriver implements HypervisorDriver {
 
   private async requireRunning(vm_id: string) {
     // A commit or resize in progress pauses the machine briefly: wait for it rather than refuse.
-    await this.locks.get(vm_id);
+    await this.locks.idle(vm_id);
     const live = await this.requireLive(vm_id);
     if (live.state !== 'running') throw new MachineStateError(vm_id, `machine ${vm_id} is ${live.state}`);
     return live;
   }
 
-  private async accel(image: QemuBaseImage): Promise<AccelChoice> {
+  /** The accelerator machines get; `image` null: not built yet (built only if a KVM boot probe needs it). */
+  private async accel(image: QemuBaseImage | null): Promise<AccelChoice> {
     if (this.options.accel === 'tcg') return { accel: 'tcg', reason: 'TCG (configured)' };
-    this.accelChoice ??= chooseAccel(image, this.options.cacheDir, join(this.options.stateDir, '.probe'));
-    const choice = await this.accelChoice;
+    const needImage = async () => {
+      if (image) return image;
+      this.log('qemu: KVM may work here (/dev/kvm opens, the CPU has vmx/svm); building the base image to boot a probe VM');
+      return ensureQemuBaseImage(this.options.cacheDir, this.log);
+    };
+    this.accelChoice ??= chooseAccel(needImage, this.options.cacheDir, join(this.options.stateDir, '.probe'));
+    const choice = await this.accelChoice.catch((error) => {
+      this.accelChoice = null; // e.g. the image build failed: let a later call try again
+      throw error;
+    });
     if (this.options.accel === 'kvm' && choice.accel !== 'kvm') throw new Error(`KVM configured but unusable: ${choice.reason}`);
     return choice;
   }
 
-  /** Lifecycle operations on one machine (commit, resize, destroy) run one at a time. */
+  /** Lifecycle operations on one machine (pause, resume, commit, resize, destroy) run one at a time. */
   private exclusive<T>(vm_id: string, work: () => Promise<T>): Promise<T> {
-    const run = (this.locks.get(vm_id) ?? Promise.resolve()).then(work, work);
-    const settled = run.catch(() => undefined);
-    this.locks.set(vm_id, settled);
-    void settled.then(() => {
-      if (this.locks.get(vm_id) === settled) this.locks.delete(vm_id);
-    });
-    return run;
+    return this.locks.run(vm_id, work);
   }
 }
 
@@ -520,6 +586,14 @@ async function missingTools(tools: string[]): Promise<string[]> {
     if (!(await runCommand('sh', ['-c', 'command -v "$1"', 'sh', tool]).catch(() => ''))) missing.push(tool);
   }
   return missing;
+}
+
+/** A hard link (the file stays where QEMU or a snapshot has it open), or a copy across file systems. */
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  await link(from, to).catch(async (error) => {
+    if (error.code !== 'EXDEV') throw error;
+    await copyFile(from, to);
+  });
 }
 
 function shellQuote(path: string): string {

@@ -20,6 +20,14 @@ export interface QemuMachineRecord {
   next_layer: number;
   /** Snapshot layers between the top and the base image (decides when a commit flattens). */
   depth: number;
+  /**
+   * Set while the machine stays paused right after a commit captured it (QEMU's `postmigrate`:
+   * its disks are handed over and only `cont` takes them back, so it is left alone until resume):
+   * the snapshot holding exactly its state, and whether its file systems are still frozen.
+   */
+  captured?: { snapshot_id: string; frozen: boolean };
+  /** A disk size asked for while paused: grown (block device, then resize2fs) at the next resume. */
+  pending_fs_size_mib?: number;
 }
 
 /** VM and snapshot ids become directory names: allow nothing that could escape them. */

@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MachineInfo } from '../hypervisor-driver.port';
+import type { HypervisorDriver, MachineInfo, MachineSpec } from '../hypervisor-driver.port';
+import { waitUntilGone } from '../testing/host-processes';
 import {
   describeHypervisorDriverContract,
   execCollect,
@@ -62,35 +63,53 @@ function overlayLowerDirs(merged: string): string[] {
   return lowerdir.split(':');
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A process counts as gone once it no longer exists or is only a zombie awaiting its parent. */
-function isRunning(pid: number): boolean {
-  const stat = (() => {
-    try {
-      return readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      return null;
-    }
-  })();
-  return stat !== null && !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
-}
-
-async function waitUntilGone(pids: number[]): Promise<number[]> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const left = pids.filter(isRunning);
-    if (left.length === 0) return [];
-    await sleep(100);
-  }
-  return pids.filter(isRunning);
-}
-
 function cgroupDirs(vmId: string): string[] {
   return ['freezer', 'memory', 'cpu', 'pids'].map((controller) => `/sys/fs/cgroup/${controller}/arbor/${vmId}`);
 }
 
+/** Processes in the machine's cgroups (its unshare, init and everything started in it). */
+function cgroupMembers(vmId: string): number[] {
+  return readFileSync(`/sys/fs/cgroup/pids/arbor/${vmId}/cgroup.procs`, 'utf8').split('\n').filter(Boolean).map(Number);
+}
+
+/** What a machine holds on the host; the check asserts that none of it is left (after destroy). */
+async function footprint(stateDir: string, vmId: string): Promise<() => Promise<void>> {
+  const members = cgroupMembers(vmId);
+  const machineDir = join(stateDir, vmId);
+  return async () => {
+    expect(await waitUntilGone(members)).toEqual([]);
+    expect(loopDevicesUnder(machineDir)).toEqual([]);
+    expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(machineDir);
+    expect(cgroupDirs(vmId).filter((dir) => existsSync(dir))).toEqual([]);
+    expect(existsSync(machineDir)).toBe(false);
+  };
+}
+
+/**
+ * The sandbox's vCPUs and memory are cgroup limits, not what the machine sees (nproc and
+ * /proc/meminfo are the host's): the memory limit must bite. A process allocating well past it is
+ * OOM-killed, and the machine runs on.
+ */
+async function expectLimitsBite(driver: HypervisorDriver, vmId: string, spec: MachineSpec): Promise<void> {
+  const hog = `$x = "x" x (${spec.mem_size_mib + 256} * 1024 * 1024); print "survived\n"`;
+  const result = await execCollect(driver, vmId, { argv: ['perl', '-e', hog] });
+  expect(result.exit_code).toBe(137); // SIGKILL from the OOM killer
+  expect(result.stdout.toString()).toBe('');
+  expect(await driver.status(vmId)).toBe('running');
+  expect((await execCollect(driver, vmId, { argv: ['echo', 'still here'] })).stdout.toString()).toBe('still here\n');
+}
+
 describeAsRoot('SandboxDriver', () => {
-  describeHypervisorDriverContract('sandbox', async () => (await newDriver()).driver);
+  let contractStateDir: string;
+  describeHypervisorDriverContract(
+    'sandbox',
+    async () => {
+      const { driver, stateDir } = await newDriver();
+      contractStateDir = stateDir;
+      return driver;
+    },
+    { footprint: (vmId) => footprint(contractStateDir, vmId), expectShape: expectLimitsBite },
+  );
 
   describe('on this host', () => {
     let stateDir: string;
@@ -163,24 +182,17 @@ describeAsRoot('SandboxDriver', () => {
       const doomed = machineSpec();
       const doomedInfo = await driver.create(doomed);
       await execCollect(driver, doomed.vm_id, { argv: ['sh', '-c', '(sleep 1000 &) </dev/null >/dev/null 2>&1; sleep 1000 </dev/null >/dev/null 2>&1 &'] });
-      const members = readFileSync(`/sys/fs/cgroup/pids/arbor/${doomed.vm_id}/cgroup.procs`, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map(Number);
+      const members = cgroupMembers(doomed.vm_id);
       expect(members).toContain(doomedInfo.pid);
       expect(members.length).toBeGreaterThanOrEqual(4); // unshare, init, two sleeps
       await driver.resizeDisk(doomed.vm_id, doomed.fs_size_mib + 256);
-      const machineDir = join(stateDir, doomed.vm_id);
-      expect(loopDevicesUnder(machineDir)).toHaveLength(1);
+      expect(loopDevicesUnder(join(stateDir, doomed.vm_id))).toHaveLength(1);
       await driver.pause(doomed.vm_id); // destroy must also work on a frozen machine
+      const gone = await footprint(stateDir, doomed.vm_id);
 
       await driver.destroy(doomed.vm_id);
 
-      expect(await waitUntilGone(members)).toEqual([]);
-      expect(loopDevicesUnder(machineDir)).toEqual([]);
-      expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(machineDir);
-      expect(cgroupDirs(doomed.vm_id).filter((dir) => existsSync(dir))).toEqual([]);
-      expect(existsSync(machineDir)).toBe(false);
+      await gone();
       expect(await driver.status(doomed.vm_id)).toBeNull();
     });
   });

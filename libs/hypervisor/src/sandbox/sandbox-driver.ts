@@ -19,6 +19,7 @@ import {
   type SnapshotMachineSpec,
   type WriteFileOptions,
 } from '../hypervisor-driver.port';
+import { MachineLocks } from '../machine-locks';
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
 import { parseEnvironmentFile } from './environment-file';
 import { flattenLayers } from './flatten-layers';
@@ -72,6 +73,7 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly log: (line: string) => void;
   private readonly stateDir: string;
   private readonly snapshots: SnapshotStore;
+  private readonly locks = new MachineLocks();
 
   constructor(private readonly options: SandboxDriverOptions) {
     this.log = options.log ?? (() => undefined);
@@ -175,6 +177,10 @@ export class SandboxDriver implements HypervisorDriver {
 
   async destroy(vm_id: string): Promise<void> {
     if (!isSafeVmId(vm_id)) return; // no such machine can exist
+    await this.locks.run(vm_id, () => this.destroyLocked(vm_id));
+  }
+
+  private async destroyLocked(vm_id: string): Promise<void> {
     const layout = new MachineLayout(this.stateDir, vm_id);
     const cgroups = this.cgroupsOf(vm_id);
     const record = await layout.readRecord();
@@ -191,14 +197,19 @@ export class SandboxDriver implements HypervisorDriver {
     if (record?.chain.snapshots.length) await this.snapshots.withLock(() => this.collectSnapshotGarbage());
   }
 
+  /** Pause and resume wait for a commit in progress, whose thaw would otherwise undo a pause. */
   async pause(vm_id: string): Promise<void> {
-    await this.requireLive(vm_id);
-    await this.cgroupsOf(vm_id).setFrozen(true);
+    await this.locks.run(vm_id, async () => {
+      await this.requireLive(vm_id);
+      await this.cgroupsOf(vm_id).setFrozen(true);
+    });
   }
 
   async resume(vm_id: string): Promise<void> {
-    await this.requireLive(vm_id);
-    await this.cgroupsOf(vm_id).setFrozen(false);
+    await this.locks.run(vm_id, async () => {
+      await this.requireLive(vm_id);
+      await this.cgroupsOf(vm_id).setFrozen(false);
+    });
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
@@ -255,6 +266,10 @@ export class SandboxDriver implements HypervisorDriver {
    */
   async commit(vm_id: string, snapshot_id: string, options: CommitOptions = {}): Promise<SnapshotInfo> {
     if (!isSafeSnapshotId(snapshot_id)) throw new Error(`invalid snapshot id ${JSON.stringify(snapshot_id)}`);
+    return this.locks.run(vm_id, () => this.commitLocked(vm_id, snapshot_id, options));
+  }
+
+  private async commitLocked(vm_id: string, snapshot_id: string, options: CommitOptions): Promise<SnapshotInfo> {
     const { layout, record } = await this.requireLive(vm_id);
     return this.snapshots.withLock(async () => {
       if (await this.snapshots.read(snapshot_id)) throw new Error(`snapshot ${snapshot_id} already exists`);
@@ -320,14 +335,17 @@ export class SandboxDriver implements HypervisorDriver {
     return { snapshot, machines };
   }
 
+  /** Grows the disk from the host side, so a paused machine stays paused and sees it once resumed. */
   async resizeDisk(vm_id: string, fs_size_mib: number): Promise<void> {
-    const { layout, record } = await this.requireLive(vm_id);
-    const current = record.spec.fs_size_mib;
-    if (!Number.isInteger(fs_size_mib) || fs_size_mib <= current) {
-      throw new Error(`disk of ${vm_id} is ${current} MiB; it can only grow, not to ${fs_size_mib} MiB`);
-    }
-    await growMachineDisk(layout.diskImage, layout.disk, fs_size_mib);
-    await layout.writeRecord({ ...record, spec: { ...record.spec, fs_size_mib } });
+    await this.locks.run(vm_id, async () => {
+      const { layout, record } = await this.requireLive(vm_id);
+      const current = record.spec.fs_size_mib;
+      if (!Number.isInteger(fs_size_mib) || fs_size_mib <= current) {
+        throw new Error(`disk of ${vm_id} is ${current} MiB; it can only grow, not to ${fs_size_mib} MiB`);
+      }
+      await growMachineDisk(layout.diskImage, layout.disk, fs_size_mib);
+      await layout.writeRecord({ ...record, spec: { ...record.spec, fs_size_mib } });
+    });
   }
 
   async getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null> {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ExecChunk, ExecSpec, HypervisorDriver } from '../hypervisor-driver.port';
 
 /** What one exec produced: the chunks as delivered, and each stream's bytes joined. */
@@ -53,6 +54,8 @@ export async function existing(driver: HypervisorDriver, vmId: string, paths: st
 
 /** Who the machine says it is, read in one exec. */
 export interface GuestIdentity {
+  /** How far the guest's clock (`date +%s`) was outside the host's while the exec ran, in seconds. */
+  clockSkewSecs: number;
   unameHostname: string;
   etcHostname: string;
   machineId: string;
@@ -73,14 +76,19 @@ const IDENTITY_SCRIPT = [
   'cat /etc/ssh/ssh_host_ed25519_key.pub',
   'cat /root/.ssh/authorized_keys',
   'cat /etc/environment',
+  'date +%s',
 ]
   .map((command) => `${command} 2>&1; echo ${SECTION}`)
   .join('\n');
 
 export async function identityOf(driver: HypervisorDriver, vmId: string): Promise<GuestIdentity> {
+  const hostBefore = Math.floor(Date.now() / 1000);
   const sections = (await stdoutOf(driver, vmId, { argv: ['sh', '-c', IDENTITY_SCRIPT] })).split(`${SECTION}\n`);
+  const hostAfter = Math.ceil(Date.now() / 1000);
   const [unameHostname, etcHostname, machineId, hostKeyFirstLine, hostKeyMode, hostKeyPub] = sections.map((s) => s.trim());
+  const guestSeconds = Number(sections[8].trim());
   return {
+    clockSkewSecs: Number.isFinite(guestSeconds) ? Math.max(0, hostBefore - guestSeconds, guestSeconds - hostAfter) : Infinity,
     unameHostname,
     etcHostname,
     machineId,
@@ -111,4 +119,36 @@ export async function processesWithMarker(driver: HypervisorDriver, vmId: string
 export async function rootFsSizeMib(driver: HypervisorDriver, vmId: string): Promise<number> {
   const out = await stdoutOf(driver, vmId, { argv: ['df', '-P', '-m', '/'] });
   return Number(out.trim().split('\n')[1].split(/\s+/)[1]);
+}
+
+/**
+ * A busy loop in the machine that logs each second of host wall-clock time it sees while it runs:
+ * read from the RTC where the machine has one (a VM's RTC keeps the host's time while its vCPUs
+ * are stopped, unlike its system clock), else from the clock the machine shares with the host.
+ * A second missing from the log is a second in which the machine did not run.
+ */
+export interface RunWitness {
+  secondsSeen(): Promise<number[]>;
+  stop(): Promise<void>;
+}
+
+const WITNESS_SCRIPT = `log=$1
+if [ -r /sys/class/rtc/rtc0/since_epoch ]; then now() { read -r t < /sys/class/rtc/rtc0/since_epoch; }
+else now() { t=$EPOCHSECONDS; }; fi
+last=
+while :; do now; if [ "$t" != "$last" ]; then echo "$t" >> "$log"; last=$t; fi; done`;
+
+export async function startRunWitness(driver: HypervisorDriver, vmId: string): Promise<RunWitness> {
+  const log = `/tmp/run-witness-${randomUUID()}`;
+  const pid = Number(
+    (
+      await stdoutOf(driver, vmId, {
+        argv: ['sh', '-c', 'bash -c "$1" witness "$2" </dev/null >/dev/null 2>&1 & echo $!', 'sh', WITNESS_SCRIPT, log],
+      })
+    ).trim(),
+  );
+  const secondsSeen = async () =>
+    (await stdoutOf(driver, vmId, { argv: ['sh', '-c', `cat ${log} 2>/dev/null; true`] })).split('\n').filter(Boolean).map(Number);
+  await eventually(secondsSeen, (seconds) => seconds.length >= 2);
+  return { secondsSeen, stop: async () => void (await stdoutOf(driver, vmId, { argv: ['sh', '-c', `kill ${pid}`] })) };
 }

@@ -18,6 +18,7 @@ import {
   identityOf,
   processesWithMarker,
   rootFsSizeMib,
+  startRunWitness,
   stdoutOf,
   type GuestIdentity,
 } from './guest-probes';
@@ -41,8 +42,16 @@ function environmentFileOf(env: Record<string, string>): string {
     .join('');
 }
 
-/** The machine is who its spec says, with a well-formed machine id and SSH host key of its own. */
+/** How far a new machine's clock may be from the host's (the guest rounds, the exec takes time). */
+const CLOCK_TOLERANCE_SECS = 3;
+
+/**
+ * The machine is who its spec says, with a well-formed machine id and SSH host key of its own,
+ * and its clock on the host's time (a machine restored from memory would otherwise run at the
+ * time of its snapshot).
+ */
 function expectIdentityOf(identity: GuestIdentity, spec: Pick<MachineSpec, 'env' | 'identity'>): void {
+  expect(identity.clockSkewSecs).toBeLessThanOrEqual(CLOCK_TOLERANCE_SECS);
   expect(identity.unameHostname).toBe(spec.identity.hostname);
   expect(identity.etcHostname).toBe(spec.identity.hostname);
   expect(identity.machineId).toMatch(/^[0-9a-f]{32}$/);
@@ -59,6 +68,19 @@ function expectDistinct(identities: GuestIdentity[]): void {
   expect(new Set(identities.map((i) => i.hostKeyPub.split(' ')[1])).size).toBe(identities.length);
 }
 
+/** What only the driver's own spec knows how to check on the host. */
+export interface DriverContractHooks {
+  /**
+   * Notes what the machine holds on the host now (processes, mounts, cgroups, files); the returned
+   * check asserts that every piece of it is gone (after destroy).
+   */
+  footprint(vmId: string): Promise<() => Promise<void>>;
+  /** Asserts that the machine has the vCPUs and memory of its spec, in the driver's own terms. */
+  expectShape(driver: HypervisorDriver, vmId: string, spec: MachineSpec): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
  * The behaviour every hypervisor driver must show, run against a real driver on this host. Machine
  * creation may take seconds (QEMU under TCG), so the suite creates two machines once and runs most
@@ -73,13 +95,45 @@ function expectDistinct(identities: GuestIdentity[]): void {
  * Exec environment (fixed here for all drivers): PATH and HOME defaults, then the machine's
  * /etc/environment, then ExecSpec.env; nothing of the host's environment.
  */
-export function describeHypervisorDriverContract(driverName: string, open: () => Promise<HypervisorDriver>): void {
+export function describeHypervisorDriverContract(
+  driverName: string,
+  open: () => Promise<HypervisorDriver>,
+  hooks: DriverContractHooks,
+): void {
   describe(`HypervisorDriver contract: ${driverName}`, () => {
     let driver: HypervisorDriver;
     const a = machineSpec({ env: { ARBOR_ZED: 'last', ARBOR_ALPHA: 'first', ARBOR_MIDDLE: 'with spaces' } });
     const b = machineSpec({ vcpu_count: 2, mem_size_mib: 512 });
+    // Started from snapshots (see "snapshots"); c2 also dies in "destroy".
+    const m1 = snapshotMachineSpec({ env: { FROM: 'snapshot-one' } });
+    const c1 = snapshotMachineSpec({ env: { CHILD: '1' } });
+    const c2 = snapshotMachineSpec({ env: { CHILD: '2' } });
+    const d1 = snapshotMachineSpec();
     const created: string[] = [];
     const snapshotIds: string[] = [];
+
+    /**
+     * Pauses the machine for about 4 s (running `during` half-way) and asserts that it ran in none
+     * of those seconds, then that it runs again after resume. A VM's RTC may lag the host by up
+     * to a second, so the first and last second of the window are not judged.
+     */
+    async function expectNoRunWhilePaused(vmId: string, during?: () => Promise<void>): Promise<void> {
+      const witness = await startRunWitness(driver, vmId);
+      try {
+        await driver.pause(vmId);
+        const pausedAt = Math.floor(Date.now() / 1000);
+        await sleep(2000);
+        await during?.();
+        await sleep(2000);
+        const resumingAt = Math.floor(Date.now() / 1000);
+        await driver.resume(vmId);
+        const seen = await eventually(witness.secondsSeen, (seconds) => seconds.some((second) => second >= resumingAt - 1));
+        expect(seen.filter((second) => second > pausedAt && second < resumingAt - 1)).toEqual([]);
+      } finally {
+        if ((await driver.status(vmId)) === 'paused') await driver.resume(vmId);
+        await witness.stop();
+      }
+    }
 
     beforeAll(async () => {
       driver = await open();
@@ -155,6 +209,17 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
         await Promise.all(releases);
         expect(result.exit_code).toBe(0);
         expect(seen).toEqual(['stdout:one', 'stderr:two', 'stdout:three']);
+      });
+
+      it('delivers stdout and stderr in the order the process wrote them, even within one burst', async () => {
+        const result = await execCollect(driver, a.vm_id, {
+          argv: ['sh', '-c', 'for i in 1 2 3 4 5; do echo o$i; echo e$i >&2; done'],
+        });
+        expect(result.exit_code).toBe(0);
+        const lines = result.chunks.flatMap((chunk) =>
+          chunk.data.toString().split('\n').filter(Boolean).map((line) => `${chunk.stream}:${line}`),
+        );
+        expect(lines).toEqual([1, 2, 3, 4, 5].flatMap((i) => [`stdout:o${i}`, `stderr:e${i}`]));
       });
 
       it('runs argv without a shell', async () => {
@@ -253,6 +318,13 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
       });
     });
 
+    describe('shape', () => {
+      it('gives each machine the vCPUs and memory of its spec', async () => {
+        await hooks.expectShape(driver, a.vm_id, a);
+        await hooks.expectShape(driver, b.vm_id, b);
+      }, 120_000);
+    });
+
     describe('files', () => {
       it('writes and reads back binary content, replacing an existing file', async () => {
         const path = `/root/blob-${randomUUID()}.bin`;
@@ -302,35 +374,38 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
 
     describe('pause and resume', () => {
       it('stops execution while paused and continues after resume', async () => {
-        const counter = `/tmp/counter-${randomUUID()}`;
-        const loop = `i=0; while :; do i=$((i+1)); echo $i > ${counter}.tmp; mv ${counter}.tmp ${counter}; sleep 0.1; done`;
-        await stdoutOf(driver, b.vm_id, {
-          argv: ['sh', '-c', `(${loop}) </dev/null >/dev/null 2>&1 & echo $! > ${counter}.pid`],
+        await expectNoRunWhilePaused(b.vm_id, async () => {
+          expect(await driver.status(b.vm_id)).toBe('paused');
+          expect((await driver.list()).find((m) => m.vm_id === b.vm_id)?.state).toBe('paused');
         });
-        const readCounter = async () =>
-          Number((await stdoutOf(driver, b.vm_id, { argv: ['sh', '-c', `cat ${counter} 2>/dev/null || echo 0`] })).trim());
-        await eventually(readCounter, (n) => n >= 2);
-
-        // The counter ticks at most once per 0.1 s of running time (+1 for the sleep pending at the
-        // freeze, +1 for rounding), so across a pause of `paused` ms it can advance only by what
-        // the unpaused part of the window allows.
-        const windowStart = Date.now();
-        const before = await readCounter();
-        await driver.pause(b.vm_id);
-        const pausedAt = Date.now();
-        expect(await driver.status(b.vm_id)).toBe('paused');
-        expect((await driver.list()).find((m) => m.vm_id === b.vm_id)?.state).toBe('paused');
-        await new Promise((resolve) => setTimeout(resolve, 2000));
-        const paused = Date.now() - pausedAt;
-        await driver.resume(b.vm_id);
-        const after = await readCounter();
-        const running = Date.now() - windowStart - paused;
-        expect(after - before).toBeLessThanOrEqual(Math.floor(running / 100) + 2);
-
         expect(await driver.status(b.vm_id)).toBe('running');
-        await eventually(readCounter, (n) => n > after);
-        await stdoutOf(driver, b.vm_id, { argv: ['sh', '-c', `kill $(cat ${counter}.pid)`] });
-      });
+      }, 120_000);
+
+      it('commits a paused machine without running it, again and again, and leaves it paused', async () => {
+        // Several commits: a driver that lets the guest run for a moment in each would be caught
+        // by the witness in one of them.
+        const ids = Array.from({ length: 8 }, (_, i) => `paused-${i}-${randomUUID()}`);
+        await expectNoRunWhilePaused(b.vm_id, async () => {
+          for (const id of ids) {
+            const info = await driver.commit(b.vm_id, id);
+            snapshotIds.push(id);
+            expect(info).toMatchObject({ snapshot_id: id, source_vm_id: b.vm_id, vcpu_count: b.vcpu_count });
+            expect(await driver.status(b.vm_id)).toBe('paused');
+          }
+        });
+        expect(await driver.status(b.vm_id)).toBe('running');
+        expect((await driver.readFile(b.vm_id, '/etc/hostname')).toString()).toBe(`${b.identity.hostname}\n`);
+      }, 5 * 60_000);
+
+      it('applies a pause that races a commit after it: the machine ends up paused, then resumes', async () => {
+        const id = `raced-${randomUUID()}`;
+        const [info] = await Promise.all([driver.commit(b.vm_id, id), driver.pause(b.vm_id)]);
+        snapshotIds.push(id);
+        expect(info.snapshot_id).toBe(id);
+        expect(await driver.status(b.vm_id)).toBe('paused');
+        await driver.resume(b.vm_id);
+        expect(await stdoutOf(driver, b.vm_id, { argv: ['echo', 'running'] })).toBe('running\n');
+      }, 120_000);
 
       it('rejects exec and file operations on a paused machine with MachineStateError, without hanging', async () => {
         await driver.pause(b.vm_id);
@@ -354,10 +429,6 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
       const s1 = `s1-${randomUUID()}`;
       const s2 = `s2-${randomUUID()}`;
       const s3 = `s3-${randomUUID()}`;
-      const m1 = snapshotMachineSpec({ env: { FROM: 'snapshot-one' } });
-      const c1 = snapshotMachineSpec({ env: { CHILD: '1' } });
-      const c2 = snapshotMachineSpec({ env: { CHILD: '2' } });
-      const d1 = snapshotMachineSpec();
       let counterPid: number;
       let identityA: GuestIdentity;
 
@@ -543,11 +614,30 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
         expect(await rootFsSizeMib(driver, a.vm_id)).toBe(after);
         expect(await driver.status(a.vm_id)).toBe('running');
       }, 10 * 60_000);
+
+      it('grows the disk of a paused machine, which stays paused; df shows the new size once it runs again', async () => {
+        const before = await rootFsSizeMib(driver, a.vm_id);
+        const target = a.fs_size_mib + 768; // 256 MiB more than the test above left
+        await driver.pause(a.vm_id);
+        try {
+          await driver.resizeDisk(a.vm_id, target);
+          expect(await driver.status(a.vm_id)).toBe('paused');
+          await expect(driver.resizeDisk(a.vm_id, target)).rejects.toThrow();
+        } finally {
+          await driver.resume(a.vm_id);
+        }
+        expect(await driver.status(a.vm_id)).toBe('running');
+        const after = await rootFsSizeMib(driver, a.vm_id);
+        expect(after - before).toBeGreaterThanOrEqual(256 * 0.9);
+        expect(after).toBeLessThanOrEqual(target);
+      }, 10 * 60_000);
     });
 
     describe('destroy', () => {
-      it('removes the machine, and destroying it again succeeds', async () => {
+      it('removes the machine and everything it held on the host, and destroying it again succeeds', async () => {
+        const gone = await hooks.footprint(b.vm_id);
         await driver.destroy(b.vm_id);
+        await gone();
         expect(await driver.status(b.vm_id)).toBeNull();
         expect((await driver.list()).map((m) => m.vm_id)).not.toContain(b.vm_id);
         await expect(driver.exec(b.vm_id, { argv: ['true'] }, () => undefined)).rejects.toBeInstanceOf(
@@ -556,7 +646,23 @@ export function describeHypervisorDriverContract(driverName: string, open: () =>
         await driver.destroy(b.vm_id);
         expect(await driver.status(b.vm_id)).toBeNull();
         expect(await driver.status(a.vm_id)).toBe('running');
-      });
+      }, 120_000);
+
+      it('reports a machine whose host process was killed as dead, refuses to run in it, and destroys every trace of it', async () => {
+        const pid = (await driver.list()).find((m) => m.vm_id === c2.vm_id)?.pid;
+        expect(pid).toBeGreaterThan(1);
+        const gone = await hooks.footprint(c2.vm_id);
+        process.kill(pid!, 'SIGKILL');
+        await eventually(() => driver.status(c2.vm_id), (state) => state === 'dead');
+        expect((await driver.list()).find((m) => m.vm_id === c2.vm_id)?.state).toBe('dead');
+        await expect(driver.exec(c2.vm_id, { argv: ['true'] }, () => undefined)).rejects.toBeInstanceOf(MachineStateError);
+        await expect(driver.readFile(c2.vm_id, '/etc/hostname')).rejects.toBeInstanceOf(MachineStateError);
+        await driver.destroy(c2.vm_id);
+        expect(await driver.status(c2.vm_id)).toBeNull();
+        expect((await driver.list()).map((m) => m.vm_id)).not.toContain(c2.vm_id);
+        await gone();
+        expect(await driver.status(a.vm_id)).toBe('running');
+      }, 120_000);
     });
   });
 }

@@ -1,0 +1,43 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../../libs/application/src/arbor-config';
+import { kvmUnavailableReason } from '../../../libs/hypervisor/src/qemu/qemu-accel-probe';
+import { openDriver } from './open-driver';
+
+/**
+ * HYPERVISOR=auto with the real drivers on this host. Where the host rules KVM out (as here:
+ * kvm_pvm without vmx/svm) qemu is passed over with that reason and the sandbox is taken (it needs
+ * root, as CI runs); the qemu probe decides without building or booting anything.
+ */
+const kvmRuledOut = kvmUnavailableReason();
+const runsHere = kvmRuledOut !== null && process.getuid?.() === 0;
+
+(runsHere ? describe : describe.skip)('openDriver (HYPERVISOR=auto on this host)', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'arbor-open-driver-'));
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('passes over qemu under TCG, saying why, and picks the sandbox', async () => {
+    const lines: string[] = [];
+    const config = loadConfig({ ...process.env, HYPERVISOR: 'auto', ARBOR_DATA_DIR: dataDir });
+    const driver = await openDriver(config, (line) => lines.push(line));
+    expect(driver.name).toBe('sandbox');
+    expect(lines).toEqual([
+      expect.stringMatching(/^hypervisor: qemu works but is not preferred here \(TCG .*\); set HYPERVISOR=qemu to use it$/),
+      expect.stringMatching(/^hypervisor: using sandbox \(/),
+    ]);
+    expect(lines[0]).toContain(kvmRuledOut);
+  });
+
+  it('takes qemu when asked by name, TCG or not', async () => {
+    const lines: string[] = [];
+    const driver = await openDriver(loadConfig({ ...process.env, HYPERVISOR: 'qemu', ARBOR_DATA_DIR: dataDir }), (line) => lines.push(line));
+    expect(driver.name).toBe('qemu');
+    expect(lines).toEqual([expect.stringMatching(/^hypervisor: using qemu \(TCG /)]);
+  });
+});
