@@ -1,95 +1,129 @@
 import type { ExecChunk } from './hypervisor-driver.port';
 
 /**
- * Runs a command in the guest with its stdout and stderr kept in the order it wrote them.
+ * Runs a command in the guest the way both drivers' exec does: environment, working directory,
+ * and stdout and stderr kept in the order the command wrote them.
  *
- * Two pipes cannot do that: once both hold unread data, nothing says which write came first, and
- * a reader that wakes after a burst (`echo o1; echo e1 >&2; echo o2` is three writes in a few
- * microseconds) sees all of one stream, then all of the other. Here the command's stdout and
+ * Two pipes cannot keep that order: once both hold unread data, nothing says which write came
+ * first, and a reader that wakes after a burst (`echo o1; echo e1 >&2; echo o2` is three writes in
+ * a few microseconds) sees all of one stream, then all of the other. Here the command's stdout and
  * stderr are two datagram sockets connected to ONE receiving socket: the kernel queues each
  * write() as one datagram, in the order the writes happened, labelled by the socket it came from.
- * The receiver writes them out as records (1 byte 'o' or 'e', 4 bytes big-endian length, the
+ * The program writes them out as records (1 byte 'o' or 'e', 4 bytes big-endian length, the
  * bytes), which `OrderedOutputDecoder` turns back into chunks.
  *
- * The program is perl without modules (perl-base is in every Debian root, and a module load costs
- * more than the rest under TCG); Linux x86 constants: AF_UNIX 1, SOCK_DGRAM 2, SOL_SOCKET 1,
- * SO_SNDBUF 7, SO_SNDBUFFORCE 32, EINTR 4. The sockets live in a fresh 0700 directory that is
- * removed once they are connected, so nothing else can send into the queue.
+ * The program is perl without modules (perl-base is in every Debian root, and under TCG each
+ * module, process and exec costs tens of milliseconds, so it also sets the environment and the
+ * working directory itself rather than through `env` and `sh`). Linux x86-64 constants: AF_UNIX 1,
+ * SOCK_DGRAM 2, SOL_SOCKET 1, SO_SNDBUF 7, SO_SNDBUFFORCE 32, MSG_DONTWAIT 0x40, WNOHANG 1,
+ * EINTR 4, EAGAIN 11, personality(2) = syscall 135 with ADDR_NO_RANDOMIZE 0x0040000 (a caller may
+ * start the program without address randomisation, which makes it much cheaper under TCG; the
+ * command gets randomisation back). The sockets live in a fresh 0700 directory that is removed
+ * once they are connected, so nothing else can send into the queue.
  *
- * A forked waiter runs the command and, when it exits, sends its exit status from a third
- * socket: that datagram queues behind everything the command wrote, so the receiver has written
- * every record when it exits with the command's exit code (128 + signal number if killed).
- * Output that processes left running write afterwards is dropped, as with a closed pipe.
+ * When the command exits (SIGCHLD interrupts the wait; a short select timeout covers a signal
+ * that lands just before it), everything it wrote is already queued: the program drains the
+ * queue and exits with the command's exit code (128 + signal number if killed). Output that
+ * processes left running write afterwards is dropped, as with a closed pipe.
  *
  * Semantics a command may notice: its stdout and stderr are sockets, not pipes; one write() may
  * carry at most 4 MiB (the kernel's largest datagram; a larger single write fails with ENOBUFS,
  * while stdio, `cat` and the like write far smaller pieces).
- *
- * Arguments: the output file ('-' for stdout; another path is appended to, then unlinked when
- * the command ends, since the driver reading it holds it open), '--', then argv.
  */
-export const ORDERED_OUTPUT_PROGRAM = String.raw`
-my ($out, $dashes, @cmd) = @ARGV;
+export const ORDERED_EXEC_PROGRAM = String.raw`
+my ($out, $dir, $envfile, @rest) = @ARGV;
+my @pairs;
+push(@pairs, shift(@rest)) while @rest && $rest[0] ne '--';
+shift(@rest);
+my @cmd = @rest;
 sub fail { print STDERR "arbor-exec: $_[0]: $!\n"; exit 125 }
 if ($out ne '-') { open(STDOUT, '>>', $out) or fail("open $out") }
 binmode(STDOUT);
-my $max = 8 << 20;
-my ($dir, %sock);
-for my $base ('/dev/shm', '/run', '/tmp') {
-  $dir = sprintf('%s/.arbor-exec-%d-%08x', $base, $$, int(rand(4294967296)));
-  last if mkdir($dir, 0700);
-  $dir = undef;
-}
-defined $dir or fail('no writable /dev/shm, /run or /tmp for its sockets');
-sub addr { pack('S Z*', 1, "$dir/$_[0]") }
-for my $name (qw(r o e x)) {
-  socket($sock{$name}, 1, 2, 0) or fail('socket');
-  bind($sock{$name}, addr($name)) or fail("bind $dir/$name");
-}
-for my $name (qw(o e x)) { connect($sock{$name}, addr('r')) or fail('connect') }
-unlink(map { "$dir/$_" } qw(r o e x));
-rmdir($dir);
-for my $name (qw(o e)) { setsockopt($sock{$name}, 1, 32, $max) or setsockopt($sock{$name}, 1, 7, $max) }
-my $waiter = fork() // fail('fork');
-if ($waiter == 0) {
-  close($sock{r});
-  my $child = fork() // exit(125);
-  if ($child == 0) {
-    open(STDOUT, '>&', $sock{o}) && open(STDERR, '>&', $sock{e}) or exit(125);
-    exec { $cmd[0] } @cmd;
-    print STDERR "$cmd[0]: $!\n";
-    exit(127);
+if ($envfile ne '' && open(my $file, '<', $envfile)) {
+  while (my $line = <$file>) {
+    chomp($line);
+    next unless $line =~ /^\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
+    my ($key, $value) = ($1, $2);
+    $value = $1 if $value =~ /^"(.*)"$/ || $value =~ /^'(.*)'$/;
+    $ENV{$key} = $value;
   }
-  open(STDIN, '<', '/dev/null');
-  waitpid($child, 0);
-  send($sock{x}, pack('N', ($? & 127) ? 128 + ($? & 127) : $? >> 8), 0);
-  exit(0);
+}
+for (@pairs) { $ENV{$1} = $2 if /^([^=]+)=(.*)$/s }
+my $max = 8 << 20;
+my ($sockdir, %sock);
+for my $base ('/dev/shm', '/run', '/tmp') {
+  $sockdir = sprintf('%s/.arbor-exec-%d-%08x', $base, $$, int(rand(4294967296)));
+  last if mkdir($sockdir, 0700);
+  $sockdir = undef;
+}
+defined $sockdir or fail('no writable /dev/shm, /run or /tmp for its sockets');
+sub addr { pack('S Z*', 1, "$sockdir/$_[0]") }
+for my $name (qw(r o e)) {
+  socket($sock{$name}, 1, 2, 0) or fail('socket');
+  bind($sock{$name}, addr($name)) or fail("bind $sockdir/$name");
+}
+for my $name (qw(o e)) {
+  connect($sock{$name}, addr('r')) or fail('connect');
+  setsockopt($sock{$name}, 1, 32, $max) or setsockopt($sock{$name}, 1, 7, $max);
+}
+unlink(map { "$sockdir/$_" } qw(r o e));
+rmdir($sockdir);
+$SIG{CHLD} = sub {};
+my $child = fork() // fail('fork');
+if ($child == 0) {
+  open(STDOUT, '>&', $sock{o}) && open(STDERR, '>&', $sock{e}) or exit(125);
+  my $persona = syscall(135, 0xffffffff);
+  syscall(135, $persona & ~0x0040000) if $persona > 0 && ($persona & 0x0040000);
+  chdir($dir) or do { print STDERR "arbor-exec: cd $dir: $!\n"; exit(1) };
+  exec { $cmd[0] } @cmd;
+  print STDERR "$cmd[0]: $!\n";
+  exit(127);
 }
 open(STDIN, '<', '/dev/null');
-close($sock{$_}) for qw(o e x);
-my $buf = '';
-for (;;) {
-  my $from = recv($sock{r}, $buf, 2 * $max, 0);
-  if (!defined $from) { next if $! == 4; fail('recv') }
-  my $name = substr(unpack('x2 Z*', $from), -1);
-  if ($name eq 'x') {
-    waitpid($waiter, 0);
-    unlink($out) if $out ne '-';
-    exit(unpack('N', $buf));
-  }
-  next if $buf eq '' || ($name ne 'o' && $name ne 'e');
-  my $record = $name . pack('N', length($buf)) . $buf;
+close($sock{o});
+close($sock{e});
+my ($buf, $status) = ('');
+sub record {
+  my $record = $_[0] . pack('N', length($buf)) . $buf;
   while ($record ne '') {
     my $written = syswrite(STDOUT, $record);
     if (!defined $written) { next if $! == 4; fail('write') }
     substr($record, 0, $written, '');
   }
 }
+for (;;) {
+  my $from = recv($sock{r}, $buf, 2 * $max, 0x40);
+  if (defined $from) {
+    my $name = substr(unpack('x2 Z*', $from), -1);
+    record($name) if $buf ne '' && ($name eq 'o' || $name eq 'e');
+    next;
+  }
+  fail('recv') unless $! == 11 || $! == 4;
+  last if defined $status;
+  if (waitpid($child, 1) == $child) { $status = $?; next }
+  my $ready = '';
+  vec($ready, fileno($sock{r}), 1) = 1;
+  select($ready, undef, undef, 0.2);
+}
+unlink($out) if $out ne '-';
+exit(($status & 127) ? 128 + ($status & 127) : $status >> 8);
 `;
 
-/** argv that runs `argv` under the ordered-output program, writing records to `output` ('-': stdout). */
-export function orderedOutputArgv(output: string, argv: string[]): string[] {
-  return ['/usr/bin/perl', '-e', ORDERED_OUTPUT_PROGRAM, '--', output, '--', ...argv];
+export interface OrderedExec {
+  /** Where the records go: '-' for stdout, or a file appended to and unlinked when the command ends. */
+  output: string;
+  workingDir: string;
+  /** A KEY=VALUE file read in the guest (blank lines and comments skipped, quotes dropped), or ''. */
+  environmentFile: string;
+  /** Set after the environment file, over the environment the program was started with. */
+  env: Record<string, string>;
+  argv: string[];
+}
+
+/** argv that runs a command under the ordered-exec program. */
+export function orderedExecArgv(exec: OrderedExec): string[] {
+  const pairs = Object.entries(exec.env).map(([key, value]) => `${key}=${value}`);
+  return ['/usr/bin/perl', '-e', ORDERED_EXEC_PROGRAM, '--', exec.output, exec.workingDir, exec.environmentFile, ...pairs, '--', ...exec.argv];
 }
 
 const HEADER = 5;

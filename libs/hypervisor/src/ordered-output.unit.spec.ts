@@ -4,18 +4,25 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecChunk } from './hypervisor-driver.port';
-import { OrderedOutputDecoder, orderedOutputArgv } from './ordered-output';
+import { OrderedOutputDecoder, orderedExecArgv, type OrderedExec } from './ordered-output';
+
+const START_ENV = { PATH: '/usr/bin:/bin', HOME: '/root' };
 
 /** The program runs here on the host's perl, exactly as the drivers run it in a guest. */
-function run(argv: string[], stdin = ''): Promise<{ code: number | null; chunks: ExecChunk[]; rawStderr: string }> {
+function run(
+  argv: string[],
+  stdin = '',
+  options: Partial<OrderedExec> = {},
+): Promise<{ code: number | null; chunks: ExecChunk[]; rawStderr: string }> {
   return new Promise((resolve, reject) => {
-    const [command, ...args] = orderedOutputArgv('-', argv);
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const [command, ...args] = orderedExecArgv({ output: '-', workingDir: '/', environmentFile: '', env: {}, argv, ...options });
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env: START_ENV });
     const chunks: ExecChunk[] = [];
     const decoder = new OrderedOutputDecoder((chunk) => chunks.push(chunk));
     let rawStderr = '';
     child.stdout.on('data', (data: Buffer) => decoder.push(data));
     child.stderr.on('data', (data: Buffer) => (rawStderr += data.toString()));
+    child.stdin.on('error', () => undefined); // the command may exit before reading its stdin
     child.stdin.end(stdin);
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, chunks, rawStderr }));
@@ -61,6 +68,30 @@ describe('ordered output', () => {
     }
   });
 
+  it('sets the environment: the one it started with, then the environment file, then the pairs; and the working directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'arbor-ordered-'));
+    try {
+      const file = join(dir, 'environment');
+      writeFileSync(file, ['# comment', '', 'FROM_FILE=plain', '  QUOTED="with spaces"', "SINGLE='x'", 'OVERRIDDEN=file', 'not a pair'].join('\n'));
+      const { code, chunks } = await run(['sh', '-c', 'env | sort; pwd'], '', {
+        workingDir: dir,
+        environmentFile: file,
+        env: { OVERRIDDEN: 'pair' },
+      });
+      expect(code).toBe(0);
+      const out = Buffer.concat(chunks.map((c) => c.data)).toString().split('\n');
+      expect(out).toEqual(
+        expect.arrayContaining(['FROM_FILE=plain', 'QUOTED=with spaces', 'SINGLE=x', 'OVERRIDDEN=pair', `PATH=${START_ENV.PATH}`, 'HOME=/root', dir]),
+      );
+      expect(out.filter((line) => line.startsWith('OVERRIDDEN='))).toEqual(['OVERRIDDEN=pair']);
+      const missing = await run(['pwd'], '', { workingDir: join(dir, 'missing') });
+      expect(missing.code).toBe(1);
+      expect(lines(missing.chunks)).toEqual([`stderr:arbor-exec: cd ${join(dir, 'missing')}: No such file or directory`]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('does not wait for processes the command left running', async () => {
     const started = Date.now();
     const { code, chunks } = await run(['sh', '-c', 'sleep 30 & echo left']);
@@ -74,7 +105,7 @@ describe('ordered output', () => {
     try {
       const output = join(dir, 'records');
       writeFileSync(output, '');
-      const [command, ...args] = orderedOutputArgv(output, ['sh', '-c', 'echo out; echo err >&2']);
+      const [command, ...args] = orderedExecArgv({ output, workingDir: '/', environmentFile: '', env: {}, argv: ['sh', '-c', 'echo out; echo err >&2'] });
       // Read through an open descriptor, as the qemu driver does: the file is unlinked at the end.
       const socketDirs = () => ['/dev/shm', '/run', '/tmp'].flatMap((base) => readdirSync(base).filter((n) => n.startsWith('.arbor-exec-')));
       const before = socketDirs();

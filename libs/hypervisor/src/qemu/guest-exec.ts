@@ -1,35 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { ExecChunk, ExecResult, ExecSpec } from '../hypervisor-driver.port';
-import { OrderedOutputDecoder, orderedOutputArgv } from '../ordered-output';
+import { OrderedOutputDecoder, orderedExecArgv } from '../ordered-output';
 import type { GuestAgentClient } from './guest-agent-client';
 import { exitCodeOf, GUEST_DEFAULT_ENV, waitForGuestExit } from './guest-command';
-
-/**
- * The in-guest wrapper: environment like a login (defaults, then /etc/environment, then the exec's
- * own KEY=VALUE arguments up to `--`), the working directory, and `timeout` (its own process
- * group, so everything the command started is killed too; exit code 124).
- */
-const WRAPPER = `secs=$1 dir=$2; shift 2
-if [ -r /etc/environment ]; then
-  while IFS= read -r line || [ -n "$line" ]; do
-    case $line in [A-Za-z_]*=*) export "$line" ;; esac
-  done < /etc/environment
-fi
-while [ "$1" != -- ]; do export "$1"; shift; done; shift
-cd "$dir" || exit 1
-if [ "$secs" -gt 0 ]; then exec timeout -k 5 "$secs" "$@"; fi
-exec "$@"`;
 
 /** Bytes asked for per guest-file-read (the agent allows up to 48 MiB; base64 grows it by 4/3). */
 const READ_CHUNK = 1 << 20;
 
 /**
- * Runs argv in the guest with guest-exec. guest-exec returns output only when the process has
- * ended, so for streaming the wrapper runs under the ordered-output program (ordered-output.ts),
- * which appends stdout and stderr as records, in the order the command wrote them, to one file in
- * the guest's /run (tmpfs); the driver reads what is new between guest-exec-status polls (every
- * 15-100 ms). The program unlinks the file at the end; the driver's open handle keeps it readable.
- * What the program itself prints on stderr (it could not start) comes last, as stderr.
+ * Runs argv in the guest with guest-exec, under the ordered-exec program (ordered-output.ts): it
+ * sets the environment like a login (GUEST_DEFAULT_ENV, then /etc/environment, then spec.env) and
+ * the working directory, and appends stdout and stderr as records, in the order the command
+ * wrote them, to one file in the guest's /run (tmpfs). guest-exec returns output only when the
+ * process has ended, so for streaming the driver reads what is new in that file between
+ * guest-exec-status polls (every 15-100 ms). The program unlinks the file at the end; the
+ * driver's open handle keeps it readable. What the program itself prints on stderr (it could not
+ * start) comes last, as stderr. A timeout runs the command under `timeout -k 5` (its own process
+ * group, so everything the command started is killed too; exit code 124).
  */
 export async function execInGuest(
   agent: GuestAgentClient,
@@ -39,12 +26,20 @@ export async function execInGuest(
   const path = `/run/arbor-exec-${randomUUID()}`;
   const handle = await agent.request<number>('guest-file-open', { path, mode: 'w+' });
   try {
-    const envPairs = Object.entries(spec.env ?? {}).map(([key, value]) => `${key}=${value}`);
-    const wrapped = ['/bin/sh', '-c', WRAPPER, 'arbor-exec', String(spec.timeout_secs ?? 0), spec.working_dir || '/', ...envPairs, '--', ...spec.argv];
-    const [program, ...args] = orderedOutputArgv(path, wrapped);
+    const timeout = spec.timeout_secs && spec.timeout_secs > 0 ? ['/usr/bin/timeout', '-k', '5', String(spec.timeout_secs)] : [];
+    const [program, ...args] = orderedExecArgv({
+      output: path,
+      workingDir: spec.working_dir || '/',
+      environmentFile: '/etc/environment',
+      env: spec.env ?? {},
+      argv: [...timeout, ...spec.argv],
+    });
+    // Under TCG a process started at randomised addresses is translated afresh each time: perl
+    // starts in ~100 ms, ~25 ms without (setarch -R). The program gives the command its
+    // randomisation back.
     const { pid } = await agent.request<{ pid: number }>('guest-exec', {
-      path: program,
-      arg: args,
+      path: '/usr/bin/setarch',
+      arg: ['-R', program, ...args],
       env: GUEST_DEFAULT_ENV,
       'capture-output': true,
       ...(spec.stdin !== undefined ? { 'input-data': Buffer.from(spec.stdin, 'utf8').toString('base64') } : {}),

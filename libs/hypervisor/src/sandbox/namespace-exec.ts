@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { ExecChunk, ExecResult, ExecSpec } from '../hypervisor-driver.port';
-import { OrderedOutputDecoder, orderedOutputArgv } from '../ordered-output';
+import { OrderedOutputDecoder, orderedExecArgv } from '../ordered-output';
 import { inCgroups } from './enter-cgroups';
 
 export const DEFAULT_EXEC_ENV: Readonly<Record<string, string>> = {
@@ -10,23 +10,25 @@ export const DEFAULT_EXEC_ENV: Readonly<Record<string, string>> = {
 };
 const TIMEOUT_EXIT_CODE = 124;
 
-/** ExecSpec, but stdin may be bytes: the driver's own file writes pass binary content through it. */
-export type NamespaceExecSpec = Omit<ExecSpec, 'stdin'> & { stdin?: string | Buffer };
+/**
+ * ExecSpec, but stdin may be bytes (the driver's own file writes pass binary content through it),
+ * and a KEY=VALUE file in the machine may set the environment before `env` does.
+ */
+export type NamespaceExecSpec = Omit<ExecSpec, 'stdin'> & { stdin?: string | Buffer; environmentFile?: string };
 
 export interface NamespaceExecTarget {
   initPid: number;
   cgroupProcsFiles: string[];
-  /** The environment the process starts with (already merged; nothing of the host leaks in). */
-  env: Record<string, string>;
 }
 
 /**
- * Runs argv inside the machine: joins its cgroups, then `nsenter` into its namespaces and root.
- * The environment is set by `env -i` inside the machine (never on the host's nsenter, where e.g.
- * LD_PRELOAD would run machine-controlled code on the host); `exec "$@"` passes argv untouched,
- * without a shell interpreting it. Default working directory: the machine's /. The machine's perl
- * runs the command under the ordered-output program (see ordered-output.ts), so stdout and stderr
- * chunks arrive in the order the command wrote them; the exec ends when the command exits.
+ * Runs argv inside the machine: joins its cgroups, then `nsenter` into its namespaces and root,
+ * where the machine's perl runs the ordered-exec program (ordered-output.ts): it builds the
+ * environment (DEFAULT_EXEC_ENV, then the environment file as the machine has it, then spec.env;
+ * nothing of the host's, and the file is read inside the machine, so a symlink resolves there),
+ * enters the working directory (default /) and runs argv without a shell interpreting it, with
+ * stdout and stderr chunks in the order the command wrote them. The exec ends when the command
+ * exits.
  */
 export function execInNamespaces(
   target: NamespaceExecTarget,
@@ -37,20 +39,21 @@ export function execInNamespaces(
   // Plain `--wd` starts in the init's directory (the machine's /); `--wd=DIR` would resolve DIR
   // on the host, outside the machine's root. The working directory is entered inside instead.
   const nsenter = ['nsenter', `--target=${target.initPid}`, '--mount', '--uts', '--ipc', '--pid', '--root', '--wd'];
-  const assignments = Object.entries(target.env).map(([key, value]) => `${key}=${value}`);
-  const enterDirThenExec = 'cd -- "$1" || exit; shift; exec "$@"';
-  const inMachine = [
-    '/usr/bin/env', '-i', ...assignments,
-    '/bin/sh', '-c', enterDirThenExec, 'sh', spec.working_dir || '/', ...spec.argv,
-  ];
-  const argv = inCgroups(target.cgroupProcsFiles, [...nsenter, ...orderedOutputArgv('-', inMachine)]);
+  const inMachine = orderedExecArgv({
+    output: '-',
+    workingDir: spec.working_dir || '/',
+    environmentFile: spec.environmentFile ?? '',
+    env: spec.env ?? {},
+    argv: spec.argv,
+  });
+  const argv = inCgroups(target.cgroupProcsFiles, [...nsenter, ...inMachine]);
 
   return new Promise((resolve, reject) => {
     // Own process group, so a timeout kills everything the command started, not just nsenter.
     const child = spawn(argv[0], argv.slice(1), {
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: DEFAULT_EXEC_ENV.PATH },
+      env: { ...DEFAULT_EXEC_ENV }, // nsenter's, and so the program's starting environment
     });
     const killGroup = () => {
       try {

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,6 +152,19 @@ describeAsRoot('SandboxDriver', () => {
       for (const controller of ['freezer', 'memory', 'cpu', 'pids']) {
         expect(cgroups).toMatch(new RegExp(`:${controller}:/arbor/${spec.vm_id}$`, 'm'));
       }
+    });
+
+    it("reads the machine's /etc/environment inside the machine: a symlink to a host path shows no host file", async () => {
+      const hostFile = join(stateDir, `host-only-${spec.vm_id}`);
+      writeFileSync(hostFile, 'LEAKED=from-the-host\n');
+      const run = (script: string) => execCollect(driver, spec.vm_id, { argv: ['sh', '-c', script] });
+      await run(`mv /etc/environment /etc/environment.saved && ln -s ${hostFile} /etc/environment`);
+      try {
+        expect((await run('echo "${LEAKED-unset}|$ROLE"')).stdout.toString()).toBe('unset|\n');
+      } finally {
+        await run('rm /etc/environment && mv /etc/environment.saved /etc/environment');
+      }
+      expect((await run('echo "$ROLE"')).stdout.toString()).toBe('sandbox-test\n');
     });
 
     it('writes to its own upper layer, never to the shared base root filesystem', async () => {

@@ -21,7 +21,6 @@ import {
 } from '../hypervisor-driver.port';
 import { MachineLocks } from '../machine-locks';
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
-import { parseEnvironmentFile } from './environment-file';
 import { flattenLayers } from './flatten-layers';
 import { readGuestFile, writeGuestFile } from './guest-files';
 import { unmountAllUnder } from './host-mounts';
@@ -32,7 +31,7 @@ import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
 import { isSafeSnapshotId, isSafeVmId, MachineLayout, type MachineRecord } from './machine-layout';
 import { launchNamespaceInit } from './namespace-launcher';
 import { mountOverlayRoot } from './overlay-root';
-import { DEFAULT_EXEC_ENV, execInNamespaces, type NamespaceExecTarget } from './namespace-exec';
+import { execInNamespaces, type NamespaceExecTarget } from './namespace-exec';
 import { isAlive, type ProcessIdentity } from './process-identity';
 import { runCommand } from './run-command';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
@@ -233,30 +232,26 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   async exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
-    const { layout, init } = await this.requireRunning(vm_id);
-    // Like a login: defaults, then the machine's /etc/environment, then the exec's own env.
-    const machineEnv = parseEnvironmentFile(
-      await readFile(join(layout.merged, 'etc/environment'), 'utf8').catch(() => ''),
-    );
-    const env = { ...DEFAULT_EXEC_ENV, ...machineEnv, ...(spec.env ?? {}) };
-    return execInNamespaces(this.execTarget(vm_id, init, env), spec, onChunk);
+    const { init } = await this.requireRunning(vm_id);
+    // Like a login: defaults, then the machine's /etc/environment (read inside it), then spec.env.
+    return execInNamespaces(this.execTarget(vm_id, init), { ...spec, environmentFile: '/etc/environment' }, onChunk);
   }
 
   async readFile(vm_id: string, path: string): Promise<Buffer> {
     const { init } = await this.requireRunning(vm_id);
-    return readGuestFile(this.execTarget(vm_id, init, { ...DEFAULT_EXEC_ENV }), path);
+    return readGuestFile(this.execTarget(vm_id, init), path);
   }
 
   async writeFile(vm_id: string, path: string, content: Buffer, options: WriteFileOptions = {}): Promise<void> {
     const { init } = await this.requireRunning(vm_id);
-    await writeGuestFile(this.execTarget(vm_id, init, { ...DEFAULT_EXEC_ENV }), path, content, {
+    await writeGuestFile(this.execTarget(vm_id, init), path, content, {
       mode: options.mode ?? 0o644,
       createDirs: options.create_dirs ?? false,
     });
   }
 
-  private execTarget(vm_id: string, init: ProcessIdentity, env: Record<string, string>): NamespaceExecTarget {
-    return { initPid: init.pid, cgroupProcsFiles: this.cgroupsOf(vm_id).procsFiles(), env };
+  private execTarget(vm_id: string, init: ProcessIdentity): NamespaceExecTarget {
+    return { initPid: init.pid, cgroupProcsFiles: this.cgroupsOf(vm_id).procsFiles() };
   }
 
   /**
