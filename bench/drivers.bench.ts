@@ -43,8 +43,10 @@ interface Row {
 /**
  * Create, exec, commit and branch through the driver interface, next to the same primitives
  * called directly (a bare nsenter, freezer cycle, QMP stop/cont, guest-exec …), so the driver's
- * own overhead shows as a ratio. `rounds` creates, commits and branches; 10× as many execs (≥ 50).
- * Runs on a temporary data directory; base images come from the shared cache.
+ * own overhead shows as a ratio. `rounds` creates, commits and branches (at least 5 for a p50
+ * worth the name; under TCG each create or branch costs seconds); 10× as many execs (≥ 50).
+ * Figures from fewer than 10 samples are reported as p50 / max. Runs on a temporary data
+ * directory; base images come from the shared cache.
  */
 export async function benchDriver(kind: DriverKind, rounds: number): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-drv-'));
@@ -191,25 +193,31 @@ async function destroyEverything(driver: HypervisorDriver): Promise<void> {
   for (const snapshot of await driver.listSnapshots()) await driver.deleteSnapshot(snapshot.snapshot_id);
 }
 
-const p50p99 = (samples: number[]) => `${formatMs(percentile(samples, 50))} / ${formatMs(percentile(samples, 99))}`;
+/** A p99 needs at least 10 samples: with fewer, the figure is the slowest sample and says "max". */
+function spread(p50: number, tail: number, samples: number): string {
+  return `p50 ${formatMs(p50)} / ${samples >= 10 ? 'p99' : 'max'} ${formatMs(tail)} (n=${samples})`;
+}
+
+const spreadOf = (samples: number[]) => spread(percentile(samples, 50), percentile(samples, 99), samples.length);
 
 /**
  * driver p50 / p99 | bare p50 / p99 | ratio of the p50s. A bare figure made of several primitives
- * is the sum of their percentiles (measured separately).
+ * is the sum of their percentiles (measured separately), labelled by its smallest sample count.
  */
 function printRows(rows: Row[]): void {
   report(
     rows.map(({ what, driver, bare }) => {
-      if (bare.length === 0) return [`${what} p50 / p99`, `driver ${p50p99(driver)}  | bare —`];
+      if (bare.length === 0) return [what, `driver ${spreadOf(driver)}  | bare —`];
       const sum = (p: number) => bare.reduce((total, part) => total + percentile(part.samples, p), 0);
+      const fewest = Math.min(...bare.map((part) => part.samples.length));
       const ratio = percentile(driver, 50) / sum(50);
       const parts = bare.map((part) => part.name).join(' + ');
-      return [`${what} p50 / p99`, `driver ${p50p99(driver)}  | bare ${formatMs(sum(50))} / ${formatMs(sum(99))} (${parts})  | ×${ratio.toFixed(1)}`];
+      return [what, `driver ${spreadOf(driver)}  | bare ${spread(sum(50), sum(99), fewest)} (${parts})  | ×${ratio.toFixed(1)}`];
     }),
   );
 }
 
 function printBare(parts: { name: string; samples: number[] }[]): void {
-  console.log('  bare primitives, p50 / p99:');
-  report(parts.map(({ name, samples }) => [`  ${name} (${samples.length})`, p50p99(samples)]));
+  console.log('  bare primitives:');
+  report(parts.map(({ name, samples }) => [`  ${name}`, spreadOf(samples)]));
 }
