@@ -12,9 +12,9 @@ RUN if [ -n "$GIT_HASH" ]; then echo "$GIT_HASH"; \
  && rm -rf .git
 
 FROM node:20-bookworm
-RUN apt-get update \
- && apt-get install -y --no-install-recommends debootstrap util-linux btrfs-progs openssh-client qemu-system-x86 qemu-utils busybox-static cpio e2fsprogs iproute2 ca-certificates python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
+# The package lists go with the layer; the qemu image builder fetches them again if it needs them.
+COPY scripts/install-debian-packages.sh /tmp/
+RUN /tmp/install-debian-packages.sh sandbox qemu build && rm -rf /var/lib/apt/lists/* /tmp/install-debian-packages.sh
 WORKDIR /opt/arbor
 COPY package.json package-lock.json .npmrc ./
 RUN npm install --no-audit --no-fund

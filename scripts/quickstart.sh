@@ -21,22 +21,9 @@ if [ "$node_major" -lt 20 ] || { [ "$node_major" -eq 20 ] && [ "$node_minor" -lt
 fi
 command -v npm >/dev/null || need_node "node $node_version has no npm"
 
-# sandbox driver: debootstrap, util-linux, btrfs-progs, openssh-client (machine SSH keys);
-# qemu driver (chosen where KVM works, and what `npm test` also exercises): qemu-system-x86,
-# qemu-utils, busybox-static, cpio, e2fsprogs;
-# python3, make, g++: node-gyp builds better-sqlite3 when its prebuilt binary cannot be downloaded.
-packages="debootstrap util-linux btrfs-progs openssh-client ca-certificates qemu-system-x86 qemu-utils busybox-static cpio e2fsprogs python3 make g++"
-missing=""
-for package in $packages; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $package"
-done
-if [ -n "$missing" ]; then
-  echo "quickstart: installing$missing"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  # shellcheck disable=SC2086
-  apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
+# sandbox and qemu drivers (auto picks qemu where KVM works; npm test exercises both), and the
+# build tools better-sqlite3 may need.
+./scripts/install-debian-packages.sh sandbox qemu build
 
 npm install --no-audit --no-fund
 exec npm start

@@ -17,9 +17,7 @@ export interface GuestKernel {
  */
 export async function fetchCloudKernel(workDir: string, log: (line: string) => void): Promise<GuestKernel> {
   await mkdir(workDir, { recursive: true });
-  const depends = await runCommand('apt-cache', ['depends', 'linux-image-cloud-amd64']);
-  const versioned = /Depends:\s*(linux-image-\S+-cloud-amd64)/.exec(depends)?.[1];
-  if (!versioned) throw new Error(`cannot resolve linux-image-cloud-amd64 (apt-cache depends said: ${depends.trim()})`);
+  const versioned = await cloudKernelPackage(log);
   log(`qemu image: downloading ${versioned}`);
   await runCommand('sh', ['-c', `cd "$1" && apt-get download "$2" 2>&1`, 'sh', workDir, versioned]);
   const deb = (await readdir(workDir)).find((name) => name.startsWith(versioned) && name.endsWith('.deb'));
@@ -30,6 +28,25 @@ export async function fetchCloudKernel(workDir: string, log: (line: string) => v
   const vmlinuz = join(workDir, 'vmlinuz');
   await copyFile(join(unpacked, 'boot', `vmlinuz-${release}`), vmlinuz);
   return { release, vmlinuz, modulesDir: join(unpacked, 'lib/modules', release) };
+}
+
+/**
+ * The versioned package `linux-image-cloud-amd64` depends on. Images and containers often ship
+ * without package lists (`rm -rf /var/lib/apt/lists/*`): then the lists are fetched once.
+ */
+async function cloudKernelPackage(log: (line: string) => void): Promise<string> {
+  const resolve = async () => {
+    const depends = await runCommand('apt-cache', ['depends', 'linux-image-cloud-amd64']).catch((error: Error) => error.message);
+    return { depends, versioned: /Depends:\s*(linux-image-\S+-cloud-amd64)/.exec(depends)?.[1] };
+  };
+  let { depends, versioned } = await resolve();
+  if (!versioned) {
+    log('qemu image: the package lists do not know linux-image-cloud-amd64; running apt-get update');
+    await runCommand('apt-get', ['update', '-qq']);
+    ({ depends, versioned } = await resolve());
+  }
+  if (!versioned) throw new Error(`cannot resolve linux-image-cloud-amd64 (apt-cache depends said: ${depends.trim()})`);
+  return versioned;
 }
 
 /**

@@ -1,0 +1,37 @@
+#!/bin/sh
+# The Debian packages Arbor needs, by purpose, in one place; installs the ones missing (apt-get
+# update only when something is). Used by the quick start, CI and the qemu image builder.
+# Usage: scripts/install-debian-packages.sh sandbox qemu build
+set -eu
+packages=""
+for purpose in "$@"; do
+  case "$purpose" in
+    # sandbox driver: debootstrap builds its base root filesystem; btrfs-progs its machine disks;
+    # util-linux unshare/nsenter/losetup; openssh-client ssh-keygen for machine identities.
+    sandbox) packages="$packages debootstrap util-linux btrfs-progs openssh-client ca-certificates" ;;
+    # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
+    # its guest image (root disk, initramfs).
+    qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs" ;;
+    # node-gyp compiles better-sqlite3 when its prebuilt binary cannot be downloaded.
+    build) packages="$packages python3 make g++" ;;
+    *) echo "install-debian-packages: unknown purpose '$purpose' (sandbox, qemu, build)" >&2; exit 2 ;;
+  esac
+done
+
+missing=""
+for package in $packages; do
+  case " $missing " in *" $package "*) continue ;; esac
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $package"
+done
+if [ -n "$missing" ]; then
+  echo "installing Debian packages:$missing"
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# The qemu image builder fetches the Debian cloud kernel with `apt-get download`: the package
+# lists must know it.
+case " $* " in
+  *" qemu "*) apt-cache show linux-image-cloud-amd64 >/dev/null 2>&1 || apt-get update -qq ;;
+esac
