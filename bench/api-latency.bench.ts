@@ -1,6 +1,6 @@
 import { InMemoryDriver } from '../libs/hypervisor/src/memory/in-memory-driver';
 import { startBenchArbor } from './embedded-client';
-import { formatMs, percentile, report, timed } from './stats';
+import { report, spreadOf, timed } from './stats';
 
 const VMS = 1000;
 /** Creates timed once VMS exist: the figure is the cost of a create at that size, not on the way up. */
@@ -25,9 +25,9 @@ export async function benchApiLatency(): Promise<void> {
     for (let i = 0; i < TIMED_CREATES; i++) create.push((await timed(() => newRoot(VMS + i)))[1]);
     console.log(`API latency at ${VMS} VMs (embedded, real HTTP, in-memory machines)`);
     report([
-      [`create (new_root, ${TIMED_CREATES} at ${VMS}+ VMs) p50 / p99`, `${formatMs(percentile(create, 50))} / ${formatMs(percentile(create, 99))}`],
-      [`list (${VMS} VMs) p50 / p99`, `${formatMs(percentile(list, 50))} / ${formatMs(percentile(list, 99))}`],
-      ['get (status) p50 / p99', `${formatMs(percentile(get, 50))} / ${formatMs(percentile(get, 99))}`],
+      [`create (new_root, ${TIMED_CREATES} at ${VMS}+ VMs)`, spreadOf(create)],
+      [`list (${VMS} VMs)`, spreadOf(list)],
+      ['get (status)', spreadOf(get)],
     ]);
   } finally {
     await bench.stop();

@@ -4,7 +4,7 @@ import { newCommandContext } from '../libs/application/src/command-context';
 import { toNewEvents } from '../libs/application/src/event-envelope';
 import { InMemoryDriver } from '../libs/hypervisor/src/memory/in-memory-driver';
 import { startBenchArbor } from './embedded-client';
-import { formatMs, percentile, report, timed } from './stats';
+import { report, spreadOf, timed } from './stats';
 
 const DEPTH = 1000;
 
@@ -41,7 +41,7 @@ export async function benchParentsChain(): Promise<void> {
       samples.push(ms);
     }
     console.log(`parents chain (${DEPTH} deep, embedded SQLite read models, real HTTP)`);
-    report([['GET /vm/commits/{id}/parents p50 / p99', `${formatMs(percentile(samples, 50))} / ${formatMs(percentile(samples, 99))}`]]);
+    report([['GET /vm/commits/{id}/parents', spreadOf(samples)]]);
   } finally {
     await bench.stop();
   }
@@ -62,8 +62,8 @@ export async function benchCommitAndBranch(hypervisor: 'sandbox' | 'qemu', round
     }
     console.log(`commit and branch through the API (${hypervisor} driver, ${rounds} rounds, child running at answer)`);
     report([
-      ['commit p50 / p99', `${formatMs(percentile(commit, 50))} / ${formatMs(percentile(commit, 99))}`],
-      ['branch by_vm (commit + child) p50 / p99', `${formatMs(percentile(branch, 50))} / ${formatMs(percentile(branch, 99))}`],
+      ['commit', spreadOf(commit)],
+      ['branch by_vm (commit + child)', spreadOf(branch)],
     ]);
   } finally {
     await bench.stop();

@@ -13,7 +13,7 @@ import { MachineCgroups } from '../libs/hypervisor/src/sandbox/machine-cgroups';
 import { watchPauseWindows } from './pause-window';
 import { measureQemuPrimitives } from './qemu-primitives';
 import { measureSandboxPrimitives } from './sandbox-primitives';
-import { formatMs, percentile, report, timed } from './stats';
+import { percentile, report, spread, spreadOf, timed } from './stats';
 
 export type DriverKind = 'sandbox' | 'qemu';
 
@@ -192,13 +192,6 @@ async function destroyEverything(driver: HypervisorDriver): Promise<void> {
   for (const machine of await driver.list()) await driver.destroy(machine.vm_id);
   for (const snapshot of await driver.listSnapshots()) await driver.deleteSnapshot(snapshot.snapshot_id);
 }
-
-/** A p99 needs at least 10 samples: with fewer, the figure is the slowest sample and says "max". */
-function spread(p50: number, tail: number, samples: number): string {
-  return `p50 ${formatMs(p50)} / ${samples >= 10 ? 'p99' : 'max'} ${formatMs(tail)} (n=${samples})`;
-}
-
-const spreadOf = (samples: number[]) => spread(percentile(samples, 50), percentile(samples, 99), samples.length);
 
 /**
  * driver p50 / p99 | bare p50 / p99 | ratio of the p50s. A bare figure made of several primitives

@@ -1,6 +1,6 @@
 import type { HypervisorDriver } from '../libs/hypervisor/src/hypervisor-driver.port';
 import { startBenchArbor } from './embedded-client';
-import { formatMs, percentile, report, timed } from './stats';
+import { percentile, report, spreadOf, timed } from './stats';
 
 /**
  * Exec through the log on a real driver: the sync round trip through the API (append the request,
@@ -28,14 +28,13 @@ export async function benchExec(hypervisor: 'sandbox' | 'qemu' = 'sandbox', roun
     for (let i = 0; i < rounds; i++) driverFirstByte.push(await driverFirstChunkMs(bench.arbor.driver, vm_id));
     for (let i = 0; i < rounds; i++) firstByte.push(await streamFirstLineMs(bench.arbor.url, bench.arbor.createdAdminKey!, vm_id));
     const p50 = (s: number[]) => percentile(s, 50);
-    const p99 = (s: number[]) => percentile(s, 99);
     console.log(`exec (${hypervisor} driver, ${rounds} rounds, embedded SQLite, real HTTP)`);
     report([
-      ['driver.exec p50 / p99', `${formatMs(p50(direct))} / ${formatMs(p99(direct))}`],
-      ['POST /vm/{id}/exec p50 / p99', `${formatMs(p50(api))} / ${formatMs(p99(api))}`],
+      ['driver.exec', spreadOf(direct)],
+      ['POST /vm/{id}/exec', spreadOf(api)],
       ['API / driver ratio (p50)', `${(p50(api) / p50(direct)).toFixed(2)}×`],
-      ['driver.exec first chunk p50 / p99', `${formatMs(p50(driverFirstByte))} / ${formatMs(p99(driverFirstByte))}`],
-      ['exec/stream first chunk line p50 / p99', `${formatMs(p50(firstByte))} / ${formatMs(p99(firstByte))}`],
+      ['driver.exec first chunk', spreadOf(driverFirstByte)],
+      ['exec/stream first chunk line', spreadOf(firstByte)],
     ]);
   } finally {
     await bench.stop();

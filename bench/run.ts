@@ -22,12 +22,12 @@ async function main() {
   console.log('');
   await benchCommitAndBranch('sandbox', 20);
   console.log('');
-  await benchCommitAndBranch('qemu', 3);
+  await benchCommitAndBranch('qemu', 5);
   console.log('');
   await benchDriver('sandbox', 10);
   console.log('');
   // TCG boots cost seconds of CPU each: few rounds (skipped, with the reason, where qemu cannot run).
-  await benchDriver('qemu', 3);
+  await benchDriver('qemu', 5);
 }
 
 main().catch((error) => {

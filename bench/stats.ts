@@ -14,6 +14,14 @@ export function formatMs(ms: number): string {
   return ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`;
 }
 
+/** A p99 needs at least 10 samples: with fewer, the figure is the slowest sample and says "max". */
+export function spread(p50: number, tail: number, samples: number): string {
+  return `p50 ${formatMs(p50)} / ${samples >= 10 ? 'p99' : 'max'} ${formatMs(tail)} (n=${samples})`;
+}
+
+/** "p50 … / p99 …" of the samples (or "/ max …" with fewer than 10), with their count. */
+export const spreadOf = (samples: number[]) => spread(percentile(samples, 50), percentile(samples, 99), samples.length);
+
 export function report(rows: [string, string][]): void {
   const width = Math.max(...rows.map(([name]) => name.length));
   for (const [name, value] of rows) console.log(`  ${name.padEnd(width)}  ${value}`);
