@@ -33,6 +33,10 @@ export class MachineCgroupsV1 extends MachineCgroups {
   async create(limits: CgroupLimits): Promise<void> {
     for (const controller of V1_CONTROLLERS) await mkdir(this.dir(controller), { recursive: true });
     await writeFile(join(this.dir('memory'), 'memory.limit_in_bytes'), String(limits.memMib * 1024 * 1024));
+    // Memory + swap to the same figure, so swap cannot stretch the limit (the file exists only
+    // where the kernel accounts swap), as memory.swap.max 0 does on v2.
+    const memsw = join(this.dir('memory'), 'memory.memsw.limit_in_bytes');
+    if (existsSync(memsw)) await writeFile(memsw, String(limits.memMib * 1024 * 1024));
     await writeFile(join(this.dir('cpu'), 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
     await writeFile(join(this.dir('cpu'), 'cpu.cfs_quota_us'), String(limits.vcpus * CPU_PERIOD_US));
     await writeFile(join(this.dir('pids'), 'pids.max'), String(MACHINE_PIDS_MAX));
