@@ -425,7 +425,8 @@ export function describeHypervisorDriverContract(
       // Shared by the tests below, which build on each other in order.
       const slow = 10 * 60_000;
       const marker = `arbor-counter-${randomUUID()}`;
-      const counterFile = `/root/${marker}`;
+      // Not named after the marker: the loop's `mv` of this file would match it while it runs.
+      const counterFile = `/root/counter-${randomUUID()}`;
       const s1 = `s1-${randomUUID()}`;
       const s2 = `s2-${randomUUID()}`;
       const s3 = `s3-${randomUUID()}`;
