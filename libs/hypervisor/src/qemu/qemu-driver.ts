@@ -212,7 +212,18 @@ export class QemuDriver implements HypervisorDriver {
     if (!existsSync(layout.dir)) return null;
     const record = await layout.readRecord();
     if (!record || !(await isAlive(record.process))) return 'dead';
-    const { status } = await (await this.qmp(layout)).execute<{ status: string }>('query-status');
+    let status: string;
+    try {
+      ({ status } = await (await this.qmp(layout)).execute<{ status: string }>('query-status'));
+    } catch (error) {
+      // QEMU killed a moment ago: alive at the check above, its QMP socket closed already (the
+      // kernel closes a dying process's files before it shows as exited).
+      for (let waited = 0; waited < 2000; waited += 20) {
+        if (!(await isAlive(record.process))) return 'dead';
+        await sleep(20);
+      }
+      throw error;
+    }
     if (status === 'running') return 'running';
     if (['internal-error', 'io-error', 'shutdown', 'guest-panicked'].includes(status)) return 'dead';
     return 'paused'; // paused, postmigrate, inmigrate, finish-migrate, ...
