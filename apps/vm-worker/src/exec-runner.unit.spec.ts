@@ -1,16 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { execDecider, streams, VM_CONFIG_DEFAULTS, vmDecider, type ExecCommand, type ExecOutput, type VmCommand } from '../../../libs/domain/src';
-import { handleCommand } from '../../../libs/application/src/aggregate-repository';
-import { newCommandContext } from '../../../libs/application/src/command-context';
-import { InMemoryEventStore } from '../../../libs/event-store/src/in-memory/in-memory-event-store';
-import type { EventStore } from '../../../libs/event-store/src/event-store.port';
+import { streams, type ExecOutput } from '../../../libs/domain/src';
 import type { ExecChunk, ExecResult, ExecSpec } from '../../../libs/hypervisor/src/hypervisor-driver.port';
 import { InMemoryDriver } from '../../../libs/hypervisor/src/memory/in-memory-driver';
 import { execsRunningHereSettled, OUTCOME_UNKNOWN } from './exec-runner';
-import { VmWorker } from './vm-worker';
+import { WorkerTestBed } from './testing/worker-test-bed';
 
 /** The in-memory driver, but its exec writes many small chunks over time, like a chatty command. */
 class ChattyDriver extends InMemoryDriver {
@@ -27,54 +20,33 @@ class ChattyDriver extends InMemoryDriver {
 
 /** The exec runner through the real worker: output and exit as events, at most one run per exec. */
 describe('exec runner (worker, in-memory driver)', () => {
-  let store: EventStore;
+  let bed: WorkerTestBed;
   let driver: ChattyDriver;
-  let dir: string;
-  let worker: VmWorker | null;
 
   beforeEach(() => {
-    store = new InMemoryEventStore();
+    bed = new WorkerTestBed();
     driver = new ChattyDriver();
-    dir = mkdtempSync(join(tmpdir(), 'arbor-exec-'));
-    worker = null;
   });
   afterEach(async () => {
-    await worker?.stop();
+    await bed.destroy();
     await execsRunningHereSettled();
-    rmSync(dir, { recursive: true, force: true });
   });
 
-  const startWorker = async () => {
-    worker = new VmWorker(store, driver, { stateFile: join(dir, 'worker.json'), resyncIntervalMs: 0 });
-    await worker.start();
-  };
-  const settle = async () => {
-    for (let i = 0; i < 5; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      await worker!.idle();
-      await execsRunningHereSettled();
-    }
-  };
-  const context = () => newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' });
-  const vmCommand = (vm_id: string, cmd: VmCommand) => handleCommand(store, streams.vm(vm_id), vmDecider, cmd, context());
-  const execCommand = (exec_id: string, cmd: ExecCommand) => handleCommand(store, streams.exec(exec_id), execDecider, cmd, context());
   const runningVm = async () => {
     const vm_id = randomUUID();
-    await vmCommand(vm_id, { type: 'RequestVmCreation', vm_id, org_id: 'org-1', owner_id: 'key-1', config: VM_CONFIG_DEFAULTS, labels: null, env: {}, ip: 'fd00::1', now: new Date().toISOString() });
-    await settle();
+    await bed.requestVm(vm_id);
+    await bed.settle();
     return vm_id;
   };
-  const requestExec = (exec_id: string, vm_id: string, command: string[]) =>
-    execCommand(exec_id, { type: 'RequestExec', exec_id, vm_id, org_id: 'org-1', command, env: null, working_dir: null, stdin: null, timeout_secs: 0, now: new Date().toISOString() });
-  const execEvents = (exec_id: string) => store.readStream(streams.exec(exec_id));
+  const execEvents = (exec_id: string) => bed.store.readStream(streams.exec(exec_id));
   const execCalls = () => driver.calls.filter((call) => call.startsWith('exec '));
 
   it('runs the command once and records start, output and exit, caused by the request', async () => {
-    await startWorker();
+    await bed.start(driver);
     const vm = await runningVm();
     const exec = randomUUID();
-    await requestExec(exec, vm, ['echo', 'hello']);
-    await settle();
+    await bed.requestExec(exec, vm, ['echo', 'hello']);
+    await bed.settle();
     const events = await execEvents(exec);
     expect(events.map((e) => e.type)).toEqual(['ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecExited']);
     expect(events[2].data).toMatchObject({ exec_id: exec, vm_id: vm, cursor: 1, stream: 'stdout', data_b64: Buffer.from('echo hello\n').toString('base64') });
@@ -86,33 +58,33 @@ describe('exec runner (worker, in-memory driver)', () => {
   });
 
   it('replaying the log (checkpoint lost) runs no exec a second time and appends nothing', async () => {
-    await startWorker();
+    await bed.start(driver);
     const vm = await runningVm();
-    await requestExec(randomUUID(), vm, ['true']);
-    await settle();
-    await worker!.stop();
-    rmSync(join(dir, 'worker.json'));
-    const head = await store.headPosition();
-    await startWorker();
-    await settle();
+    await bed.requestExec(randomUUID(), vm, ['true']);
+    await bed.settle();
+    await bed.stop();
+    bed.forgetCheckpoint();
+    const head = await bed.store.headPosition();
+    await bed.start(driver);
+    await bed.settle();
     expect(execCalls()).toHaveLength(1);
-    expect(await store.headPosition()).toBe(head);
+    expect(await bed.store.headPosition()).toBe(head);
   });
 
   it('an exec cut off by a restart (started, no exit) is reported failed, never run again', async () => {
     const vm = await (async () => {
-      await startWorker();
+      await bed.start(driver);
       return runningVm();
     })();
-    await worker!.stop();
+    await bed.stop();
     // What a worker that died mid-run leaves behind: the start and some output, no exit.
     const exec = randomUUID();
-    await requestExec(exec, vm, ['sleep', '100']);
-    await execCommand(exec, { type: 'RecordExecStarted', now: new Date().toISOString() });
-    await execCommand(exec, { type: 'RecordExecOutput', chunks: [{ stream: 'stdout', data: Buffer.from('partial') }], now: new Date().toISOString() });
+    await bed.requestExec(exec, vm, ['sleep', '100']);
+    await bed.exec(exec, { type: 'RecordExecStarted', now: new Date().toISOString() });
+    await bed.exec(exec, { type: 'RecordExecOutput', chunks: [{ stream: 'stdout', data: Buffer.from('partial') }], now: new Date().toISOString() });
     driver.calls.length = 0;
-    await startWorker();
-    await settle();
+    await bed.start(driver);
+    await bed.settle();
     const events = await execEvents(exec);
     expect(events.map((e) => e.type)).toEqual(['ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecFailed']);
     expect(events[3].data).toMatchObject({ cursor: 2, reason: OUTCOME_UNKNOWN });
@@ -120,23 +92,23 @@ describe('exec runner (worker, in-memory driver)', () => {
   });
 
   it('an exec requested but never started before a restart does run', async () => {
-    await startWorker();
+    await bed.start(driver);
     const vm = await runningVm();
-    await worker!.stop();
+    await bed.stop();
     const exec = randomUUID();
-    await requestExec(exec, vm, ['echo', 'late']);
-    await startWorker();
-    await settle();
+    await bed.requestExec(exec, vm, ['echo', 'late']);
+    await bed.start(driver);
+    await bed.settle();
     expect((await execEvents(exec)).map((e) => e.type)).toEqual(['ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecExited']);
   });
 
   it('fails an exec on a dead VM without calling the driver', async () => {
-    await startWorker();
+    await bed.start(driver);
     const vm = await runningVm();
-    await vmCommand(vm, { type: 'RecordVmDied', reason: 'gone' });
+    await bed.vm(vm, { type: 'RecordVmDied', reason: 'gone' });
     const exec = randomUUID();
-    await requestExec(exec, vm, ['true']);
-    await settle();
+    await bed.requestExec(exec, vm, ['true']);
+    await bed.settle();
     const events = await execEvents(exec);
     expect(events.map((e) => e.type)).toEqual(['ExecRequested', 'ExecFailed']);
     expect(events[1].data).toMatchObject({ reason: 'vm is dead' });
@@ -144,11 +116,11 @@ describe('exec runner (worker, in-memory driver)', () => {
   });
 
   it('batches chatty output into fewer events, in order, with strictly increasing cursors', async () => {
-    await startWorker();
+    await bed.start(driver);
     const vm = await runningVm();
     const exec = randomUUID();
-    await requestExec(exec, vm, ['chatty']);
-    await settle();
+    await bed.requestExec(exec, vm, ['chatty']);
+    await bed.settle();
     const events = await execEvents(exec);
     const outputs = events.filter((e) => e.type === 'ExecOutput').map((e) => e.data as ExecOutput['data']);
     expect(outputs.length).toBeLessThan(100);

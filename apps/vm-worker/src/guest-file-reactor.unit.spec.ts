@@ -1,15 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { streams, VM_CONFIG_DEFAULTS, vmDecider } from '../../../libs/domain/src';
+import { streams } from '../../../libs/domain/src';
 import { FILE_CHUNK_BYTES, fromFileChunks, guestFileDecider, toFileChunks, type GuestFileCommand } from '../../../libs/domain/src/guest-file';
-import { handleCommand, loadAggregate } from '../../../libs/application/src/aggregate-repository';
+import { loadAggregate } from '../../../libs/application/src/aggregate-repository';
 import { newCommandContext } from '../../../libs/application/src/command-context';
-import { InMemoryEventStore } from '../../../libs/event-store/src/in-memory/in-memory-event-store';
 import { InMemoryDriver } from '../../../libs/hypervisor/src/memory/in-memory-driver';
 import type { WriteFileOptions } from '../../../libs/hypervisor/src/hypervisor-driver.port';
-import { VmWorker } from './vm-worker';
+import { WorkerTestBed } from './testing/worker-test-bed';
 
 /** The in-memory driver, with its file calls recorded too. */
 class FileCountingDriver extends InMemoryDriver {
@@ -26,69 +22,54 @@ class FileCountingDriver extends InMemoryDriver {
 
 /** Guest file requests in the log are carried out once on the driver, and a replay does nothing. */
 describe('vm-worker: guest files', () => {
-  let store: InMemoryEventStore;
+  let bed: WorkerTestBed;
   let driver: FileCountingDriver;
-  let dir: string;
-  let worker: VmWorker | null;
   let vm_id: string;
   const context = newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' });
 
   beforeEach(async () => {
     vm_id = randomUUID();
-    store = new InMemoryEventStore();
+    bed = new WorkerTestBed();
     driver = new FileCountingDriver();
-    dir = mkdtempSync(join(tmpdir(), 'arbor-guest-files-'));
-    worker = null;
     // A running VM, as the log and the host both know it.
-    const now = new Date().toISOString();
-    const config = VM_CONFIG_DEFAULTS;
-    await handleCommand(store, streams.vm(vm_id), vmDecider, { type: 'RequestVmCreation', vm_id, org_id: 'org-1', owner_id: 'key-1', config, labels: null, env: {}, ip: 'fd00::1', now }, context);
-    await startWorker();
-    await settle();
+    await bed.requestVm(vm_id);
+    await bed.start(driver);
+    await bed.settle();
     expect(await driver.status(vm_id)).toBe('running');
   });
-  afterEach(async () => {
-    await worker?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => bed.destroy());
 
-  const startWorker = async (stateFile = 'worker.json') => {
-    await worker?.stop();
-    worker = new VmWorker(store, driver, { stateFile: join(dir, stateFile), resyncIntervalMs: 0 });
-    await worker.start();
-  };
-  const settle = async () => {
-    for (let i = 0; i < 5; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      await worker!.idle();
-    }
+  /** A new worker without a checkpoint: it replays the whole log. */
+  const startFreshWorker = async () => {
+    await bed.stop();
+    bed.forgetCheckpoint();
+    await bed.start(driver);
   };
   const submit = (op_id: string, command: GuestFileCommand, part: string) =>
-    handleCommand(store, streams.guestFile(op_id), guestFileDecider, command, { ...context, command_id: `${context.command_id}-${part}` });
+    bed.guestFile(op_id, command, { ...context, command_id: `${context.command_id}-${part}` });
   const requestWrite = async (op_id: string, path: string, content: Buffer) => {
     const chunks = toFileChunks(content);
     for (const [index, data_b64] of chunks.entries()) await submit(op_id, { type: 'AddFileChunk', op_id, index, data_b64 }, `chunk-${index}`);
     await submit(op_id, { type: 'RequestFileWrite', op_id, vm_id, org_id: 'org-1', path, mode: 0o600, create_dirs: false, size: content.length, chunk_count: chunks.length }, 'request');
   };
   const requestRead = (op_id: string, path: string) => submit(op_id, { type: 'RequestFileRead', op_id, vm_id, org_id: 'org-1', path }, 'request');
-  const types = async (op_id: string) => (await store.readStream(streams.guestFile(op_id))).map((e) => e.type);
 
   it('writes once, answers with FileWritten caused by the request, and does nothing on a full replay', async () => {
     const op = randomUUID();
     await requestWrite(op, '/etc/motd', Buffer.from('hello'));
-    await settle();
+    await bed.settle();
     expect(driver.fileCalls).toEqual(['write /etc/motd 600']);
-    const events = await store.readStream(streams.guestFile(op));
+    const events = await bed.store.readStream(streams.guestFile(op));
     expect(events.map((e) => e.type)).toEqual(['FileContentChunk', 'FileWriteRequested', 'FileWritten']);
     expect(events[2].metadata.causation_id).toBe(events[1].id);
     expect(events[2].metadata.correlation_id).toBe(context.correlation_id);
     expect(events[2].metadata.org_id).toBe('org-1');
 
     // A new worker without a checkpoint replays the whole log: the finished write is left alone.
-    await startWorker('fresh-worker.json');
-    await settle();
+    await startFreshWorker();
+    await bed.settle();
     expect(driver.fileCalls).toEqual(['write /etc/motd 600']);
-    expect(await types(op)).toEqual(['FileContentChunk', 'FileWriteRequested', 'FileWritten']);
+    expect(await bed.types(streams.guestFile(op))).toEqual(['FileContentChunk', 'FileWriteRequested', 'FileWritten']);
     expect((await driver.readFile(vm_id, '/etc/motd')).toString()).toBe('hello');
   });
 
@@ -98,42 +79,42 @@ describe('vm-worker: guest files', () => {
     driver.fileCalls.length = 0;
     const op = randomUUID();
     await requestRead(op, '/data.bin');
-    await settle();
-    expect(await types(op)).toEqual(['FileReadRequested', 'FileContentChunk', 'FileContentChunk', 'FileContentChunk', 'FileRead']);
-    const { state } = await loadAggregate(store, streams.guestFile(op), guestFileDecider);
+    await bed.settle();
+    expect(await bed.types(streams.guestFile(op))).toEqual(['FileReadRequested', 'FileContentChunk', 'FileContentChunk', 'FileContentChunk', 'FileRead']);
+    const { state } = await loadAggregate(bed.store, streams.guestFile(op), guestFileDecider);
     expect(fromFileChunks(state.chunks).equals(content)).toBe(true);
     expect(state.outcome).toEqual({ type: 'read', size: content.length });
 
-    await startWorker('fresh-worker.json');
-    await settle();
+    await startFreshWorker();
+    await bed.settle();
     expect(driver.fileCalls).toEqual(['read /data.bin']);
-    expect(await types(op)).toHaveLength(5);
+    expect(await bed.types(streams.guestFile(op))).toHaveLength(5);
   });
 
   it('finishes a read the worker crashed in the middle of, without repeating the chunks it had appended', async () => {
     const content = Buffer.alloc(FILE_CHUNK_BYTES + 1, 3);
     await driver.writeFile(vm_id, '/half.bin', content);
     const op = randomUUID();
-    await worker!.stop();
+    await bed.stop();
     await requestRead(op, '/half.bin');
     // The crashed worker's first chunk is already in the log.
-    await handleCommand(store, streams.guestFile(op), guestFileDecider, { type: 'AddFileChunk', op_id: op, index: 0, data_b64: toFileChunks(content)[0] }, { ...context, command_id: randomUUID() });
-    await startWorker();
-    await settle();
-    expect(await types(op)).toEqual(['FileReadRequested', 'FileContentChunk', 'FileContentChunk', 'FileRead']);
+    await bed.guestFile(op, { type: 'AddFileChunk', op_id: op, index: 0, data_b64: toFileChunks(content)[0] }, { ...context, command_id: randomUUID() });
+    await bed.start(driver);
+    await bed.settle();
+    expect(await bed.types(streams.guestFile(op))).toEqual(['FileReadRequested', 'FileContentChunk', 'FileContentChunk', 'FileRead']);
   });
 
   it('reports why an operation failed: missing file, paused machine, vanished machine', async () => {
     const [missing, paused, gone] = [randomUUID(), randomUUID(), randomUUID()];
     await requestRead(missing, '/nope');
-    await settle();
+    await bed.settle();
     await driver.pause(vm_id);
     await requestWrite(paused, '/x', Buffer.from('x'));
-    await settle();
+    await bed.settle();
     driver.lose(vm_id);
     await requestRead(gone, '/x');
-    await settle();
-    const outcome = async (op: string) => (await loadAggregate(store, streams.guestFile(op), guestFileDecider)).state.outcome;
+    await bed.settle();
+    const outcome = async (op: string) => (await loadAggregate(bed.store, streams.guestFile(op), guestFileDecider)).state.outcome;
     expect(await outcome(missing)).toMatchObject({ type: 'failed', kind: 'not_found' });
     expect(await outcome(paused)).toMatchObject({ type: 'failed', kind: 'vm_unavailable' });
     expect(await outcome(gone)).toMatchObject({ type: 'failed', kind: 'vm_unavailable' });

@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import type { AllSubscription, EventStore } from '../../../libs/event-store/src/event-store.port';
 import type { HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
 import type { StreamReactor } from './stream-reactor';
@@ -12,9 +11,8 @@ export interface VmWorkerOptions {
   /**
    * Names this worker in VM placements (ARBOR_WORKER_ID): one per hypervisor host, unique, and
    * stable across restarts, since VMs placed under a name are looked after by that name only.
-   * Default: the host name.
    */
-  workerId?: string;
+  workerId: string;
   /** How often every known entity is compared with the host again (level-triggered resync). */
   resyncIntervalMs?: number;
   log?: (line: string) => void;
@@ -48,7 +46,7 @@ export class VmWorker {
     private readonly options: VmWorkerOptions,
   ) {
     this.log = options.log ?? (() => {});
-    this.workerId = options.workerId ?? hostname();
+    this.workerId = options.workerId;
     this.reactors = createReactors(events, driver, new VmPlacements(events, this.workerId), this.log);
     this.stateFile = new WorkerStateFile(options.stateFile);
   }

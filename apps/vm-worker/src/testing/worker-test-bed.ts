@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commitDecider, execDecider, streams, VM_CONFIG_DEFAULTS, vmDecider, type CommitCommand, type ExecCommand, type VmCommand } from '../../../../libs/domain/src';
+import { guestFileDecider, type GuestFileCommand } from '../../../../libs/domain/src/guest-file';
 import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
-import { newCommandContext } from '../../../../libs/application/src/command-context';
+import { newCommandContext, type CommandContext } from '../../../../libs/application/src/command-context';
 import { InMemoryEventStore } from '../../../../libs/event-store/src/in-memory/in-memory-event-store';
 import type { EventStore } from '../../../../libs/event-store/src/event-store.port';
 import type { HypervisorDriver } from '../../../../libs/hypervisor/src/hypervisor-driver.port';
@@ -62,6 +63,11 @@ export class WorkerTestBed {
 
   exec(exec_id: string, command: ExecCommand) {
     return handleCommand(this.store, streams.exec(exec_id), execDecider, command, newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' }));
+  }
+
+  /** `context` lets a spec share one correlation id across an operation's commands. */
+  guestFile(op_id: string, command: GuestFileCommand, context: CommandContext = newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' })) {
+    return handleCommand(this.store, streams.guestFile(op_id), guestFileDecider, command, context);
   }
 
   requestExec(exec_id: string, vm_id: string, argv: string[]) {
