@@ -1,8 +1,13 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ADMIN_KEY_FILE } from '../../apps/api/src/bootstrap/bootstrap-admin-key';
+import { createSandboxDriver } from '../../apps/vm-worker/src/open-driver';
 import { projectRoot } from '../../libs/application/src/project-root';
+import type { SandboxDriver } from '../../libs/hypervisor/src/sandbox/sandbox-driver';
+import { apiClient } from './api-client';
 
 const ROOT = projectRoot(__dirname);
 
@@ -60,4 +65,116 @@ export function freePort(): Promise<number> {
     });
     server.on('error', reject);
   });
+}
+
+export interface ProcessTrioOptions {
+  /** The stores the three share (EMBEDDED_STORES unless it names others), and any other settings. */
+  env: Record<string, string>;
+  /** One data directory for the three, or one each (only the stores are shared then). */
+  dataDirs: 'shared' | 'separate';
+}
+
+export interface ProcessTrio {
+  api: RunningProcess;
+  projector: RunningProcess;
+  worker: RunningProcess;
+  /** Each process's data directory (the same one when shared). */
+  dirs: { api: string; projector: string; worker: string };
+  apiUrl: string;
+  /** Calls the api with the bootstrap admin key. */
+  call: ReturnType<typeof apiClient>;
+  /** The sandbox driver on the worker's data directory: the machines as the host sees them. */
+  driver: SandboxDriver;
+  /** Starts a projector (again) and waits until it follows the log. */
+  startProjector(): Promise<RunningProcess>;
+  /** Starts a worker (again) and waits until it follows the log. */
+  startWorker(timeoutMs?: number): Promise<RunningProcess>;
+  /** Stops the processes, destroys the machines left on the host and removes the data directories. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The distributed shape on the sandbox hypervisor: api, projector and vm-worker as three processes
+ * (the built entry points docker compose runs), each started and waited for until it serves or
+ * follows the log. A start that fails stops what it had started.
+ */
+export async function startProcessTrio(options: ProcessTrioOptions): Promise<ProcessTrio> {
+  const cacheDir = process.env.ARBOR_CACHE_DIR ?? '/var/cache/arbor';
+  const env = { ...options.env, HYPERVISOR: 'sandbox', ARBOR_CACHE_DIR: cacheDir };
+  const dir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+  const shared = options.dataDirs === 'shared' ? dir('arbor-dist-') : undefined;
+  const dirs = shared
+    ? { api: shared, projector: shared, worker: shared }
+    : { api: dir('arbor-dist-api-'), projector: dir('arbor-dist-projector-'), worker: dir('arbor-dist-worker-') };
+  const port = await freePort();
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const driver = createSandboxDriver({ dataDir: dirs.worker, cacheDir });
+  const startService = (app: 'projector' | 'vm-worker', dataDir: string) => startProcess(distEntry(app), { ...env, ARBOR_DATA_DIR: dataDir });
+  const running = {
+    api: startProcess(distEntry('api'), { ...env, ARBOR_DATA_DIR: dirs.api, PORT: String(port) }),
+    projector: startService('projector', dirs.projector),
+    worker: startService('vm-worker', dirs.worker),
+  };
+  const stop = async () => {
+    await Promise.all([running.api, running.projector, running.worker].map((p) => stopProcess(p)));
+    for (const machine of await driver.list()) await driver.destroy(machine.vm_id);
+    for (const dataDir of new Set(Object.values(dirs))) rmSync(dataDir, { recursive: true, force: true });
+  };
+  let adminKey: string;
+  try {
+    await waitForOutput(running.api, /listening on port/);
+    await waitForOutput(running.projector, /following the log/);
+    await waitForOutput(running.worker, /following the log/, 300_000);
+    adminKey = readFileSync(join(dirs.api, ADMIN_KEY_FILE), 'utf8').trim();
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return Object.assign(running, {
+    dirs,
+    apiUrl,
+    call: apiClient(apiUrl, adminKey),
+    driver,
+    async startProjector() {
+      running.projector = startService('projector', dirs.projector);
+      await waitForOutput(running.projector, /following the log/);
+      return running.projector;
+    },
+    async startWorker(timeoutMs?: number) {
+      running.worker = startService('vm-worker', dirs.worker);
+      await waitForOutput(running.worker, /following the log/, timeoutMs);
+      return running.worker;
+    },
+    stop,
+  });
+}
+
+/** Steps of createPauseResumeDelete where a suite checks more. */
+export interface LifecycleChecks {
+  created?: (vmId: string) => Promise<void>;
+  resumed?: (vmId: string) => Promise<void>;
+  deleted?: (vmId: string) => Promise<void>;
+}
+
+/**
+ * Creates a machine (wait_boot) with these labels through the trio's api, pauses, resumes and
+ * deletes it, checking at each step what the host's sandbox driver sees.
+ */
+export async function createPauseResumeDelete(trio: ProcessTrio, labels: Record<string, string>, checks: LifecycleChecks = {}): Promise<void> {
+  const { call, driver } = trio;
+  const created = await call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { labels } });
+  expect(created.status).toBe(201);
+  const vmId: string = created.json.vm_id;
+  expect(await driver.status(vmId)).toBe('running');
+  await checks.created?.(vmId);
+
+  expect((await call('PATCH', `/api/v1/vm/${vmId}/state`, { state: 'Paused' })).status).toBe(200);
+  expect(await driver.status(vmId)).toBe('paused');
+  expect((await call('GET', `/api/v1/vm/${vmId}/status`)).json.state).toBe('paused');
+  expect((await call('PATCH', `/api/v1/vm/${vmId}/state`, { state: 'Running' })).status).toBe(200);
+  await checks.resumed?.(vmId);
+
+  expect((await call('DELETE', `/api/v1/vm/${vmId}`)).status).toBe(200);
+  expect(await driver.status(vmId)).toBeNull();
+  await checks.deleted?.(vmId);
 }
