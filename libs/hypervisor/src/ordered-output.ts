@@ -129,27 +129,47 @@ export function orderedExecArgv(exec: OrderedExec): string[] {
 const HEADER = 5;
 const STREAMS: Record<number, ExecChunk['stream']> = { 0x6f: 'stdout', 0x65: 'stderr' };
 
-/** Turns the program's records back into chunks; bytes may arrive split anywhere. */
+/**
+ * Turns the program's records back into chunks; bytes may arrive split anywhere. Pieces are kept
+ * as they came and joined once per record, so a large record read in many pieces is copied once.
+ */
 export class OrderedOutputDecoder {
-  private pending = Buffer.alloc(0);
+  private pieces: Buffer[] = [];
+  private size = 0;
 
   constructor(private readonly onChunk: (chunk: ExecChunk) => void) {}
 
   push(data: Buffer): void {
-    let buffer = this.pending.length > 0 ? Buffer.concat([this.pending, data]) : data;
-    while (buffer.length >= HEADER) {
-      const stream = STREAMS[buffer[0]];
-      if (!stream) throw new Error(`exec output record with unknown stream tag 0x${buffer[0].toString(16)}`);
-      const length = buffer.readUInt32BE(1);
-      if (buffer.length < HEADER + length) break;
-      this.onChunk({ stream, data: Buffer.from(buffer.subarray(HEADER, HEADER + length)) });
-      buffer = buffer.subarray(HEADER + length);
+    if (data.length === 0) return;
+    this.pieces.push(data);
+    this.size += data.length;
+    while (this.size >= HEADER) {
+      const header = this.pieces[0].length >= HEADER ? this.pieces[0] : Buffer.concat(this.pieces, HEADER);
+      const stream = STREAMS[header[0]];
+      if (!stream) throw new Error(`exec output record with unknown stream tag 0x${header[0].toString(16)}`);
+      const length = header.readUInt32BE(1);
+      if (this.size < HEADER + length) return;
+      this.onChunk({ stream, data: this.take(HEADER + length).subarray(HEADER) });
     }
-    this.pending = Buffer.from(buffer);
   }
 
   /** Bytes of a record that never completed (the program was killed half-way), if any. */
   get incomplete(): number {
-    return this.pending.length;
+    return this.size;
+  }
+
+  /** The output is over: a record cut off half-way is said on stderr rather than dropped silently. */
+  end(): void {
+    if (this.size === 0) return;
+    this.onChunk({ stream: 'stderr', data: Buffer.from(`arbor-exec: output cut off (${this.size} bytes of an unfinished record)\n`) });
+    this.pieces = [];
+    this.size = 0;
+  }
+
+  private take(bytes: number): Buffer {
+    const whole = this.pieces.length === 1 ? this.pieces[0] : Buffer.concat(this.pieces, this.size);
+    this.pieces = whole.length > bytes ? [whole.subarray(bytes)] : [];
+    this.size -= bytes;
+    return whole.subarray(0, bytes);
   }
 }

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,11 +93,17 @@ describe('ordered output', () => {
   });
 
   it('does not wait for processes the command left running', async () => {
-    const started = Date.now();
-    const { code, chunks } = await run(['sh', '-c', 'sleep 30 & echo left']);
+    // The subshell carries the marker in its command line (a fork of the `sh -c` script).
+    const marker = `arbor-left-${randomUUID()}`;
+    const { code, chunks } = await run(['sh', '-c', `(sleep 30; : ${marker}) & echo left`]);
     expect(code).toBe(0);
     expect(lines(chunks)).toEqual(['stdout:left']);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    try {
+      // Answered while what it left behind still runs.
+      expect(spawnSync('pgrep', ['-f', marker]).status).toBe(0);
+    } finally {
+      spawnSync('pkill', ['-f', marker]);
+    }
   });
 
   it('appends to an output file, unlinks it at the end, and leaves no socket directory behind', async () => {
@@ -140,9 +146,12 @@ describe('ordered output', () => {
       expect(chunks.map((c) => `${c.stream}:${c.data.toString()}`)).toEqual(['stdout:hello', 'stderr:oops', 'stdout:']);
       expect(decoder.incomplete).toBe(0);
     }
-    const partial = new OrderedOutputDecoder(() => undefined);
+    const said: ExecChunk[] = [];
+    const partial = new OrderedOutputDecoder((chunk) => said.push(chunk));
     partial.push(record('o', 'cut').subarray(0, 6));
     expect(partial.incomplete).toBe(6);
+    partial.end();
+    expect(said.map((c) => `${c.stream}:${c.data.toString()}`)).toEqual(['stderr:arbor-exec: output cut off (6 bytes of an unfinished record)\n']);
     expect(() => new OrderedOutputDecoder(() => undefined).push(Buffer.from('zzzzzz'))).toThrow(/unknown stream tag/);
   });
 });

@@ -56,6 +56,7 @@ export async function execInGuest(
     };
     // Status first, then drain: once the status says exited, that drain has read everything.
     const status = await waitForGuestExit(agent, pid, drain);
+    decoder.end();
     const ownErrors = Buffer.from(status['err-data'] ?? '', 'base64');
     if (ownErrors.length > 0) onChunk({ stream: 'stderr', data: ownErrors });
     return { exit_code: exitCodeOf(status) };

@@ -92,6 +92,7 @@ export function execInNamespaces(
     // 'close' (not 'exit'): every byte of output has been delivered by then.
     child.once('close', (code, signal) => {
       clearTimeout(timer);
+      if (!failure) decoder.end();
       if (failure) reject(failure);
       else if (timedOut) resolve({ exit_code: TIMEOUT_EXIT_CODE });
       else if (signal) resolve({ exit_code: 128 + (constants.signals[signal] ?? 0) });
