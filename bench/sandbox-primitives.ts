@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { baseRootfsPath } from '../libs/hypervisor/src/sandbox/base-rootfs';
+import { machineCgroups } from '../libs/hypervisor/src/sandbox/cgroup-hierarchy';
 import { MachineLayout } from '../libs/hypervisor/src/sandbox/machine-layout';
 import { timed } from './stats';
 
@@ -40,11 +41,13 @@ export async function measureSandboxPrimitives(target: SandboxTarget, counts: { 
   const unshare = ['--mount', '--pid', '--uts', '--ipc', '--fork', '--propagation', 'private', 'true'];
   for (let i = 0; i < counts.ops; i++) samples.unshareTrue.push((await timed(() => run('unshare', unshare, { env: HOST_ENV })))[1]);
 
-  const freezerState = join('/sys/fs/cgroup/freezer/arbor', target.vm_id, 'freezer.state');
+  // The freezer file written and read back until reached (v1 freezer.state, v2 cgroup.freeze), with
+  // none of the driver's bookkeeping around it. Measured after the driver benchmark's pause watch.
+  const cgroups = machineCgroups(target.vm_id);
   for (let i = 0; i < counts.ops; i++) {
     samples.freezerCycle.push((await timed(async () => {
-      await setFreezer(freezerState, 'FROZEN');
-      await setFreezer(freezerState, 'THAWED');
+      await cgroups.setFrozen(true);
+      await cgroups.setFrozen(false);
     }))[1]);
   }
 
@@ -73,7 +76,3 @@ export async function measureSandboxPrimitives(target: SandboxTarget, counts: { 
 }
 
 /** One freezer transition, waited out the way the kernel reports it (FREEZING is transient). */
-async function setFreezer(stateFile: string, wanted: 'FROZEN' | 'THAWED'): Promise<void> {
-  await writeFile(stateFile, wanted);
-  while ((await readFile(stateFile, 'utf8')).trim() !== wanted) await writeFile(stateFile, wanted);
-}

@@ -13,14 +13,21 @@ export interface CgroupsOptions {
 }
 
 /**
- * The machine's cgroups in the host's hierarchy: v2 when `root` is a unified hierarchy (stock
- * Debian 12 with systemd), else v1 (also systemd's hybrid layout, where the controllers sit in v1).
+ * Machines' cgroups in the host's hierarchy, decided once (it does not change while the host
+ * runs): v2 when `root` is a unified hierarchy (stock Debian 12 with systemd), else v1 (also
+ * systemd's hybrid layout, where the controllers sit in v1).
  */
-export function machineCgroups(vmId: string, options: CgroupsOptions = {}): MachineCgroups {
+export function cgroupHierarchy(options: CgroupsOptions = {}): (vmId: string) => MachineCgroups {
   const root = options.root ?? CGROUP_ROOT;
+  const log = options.log ?? (() => undefined);
   return MachineCgroupsV2.isUnified(root)
-    ? new MachineCgroupsV2(vmId, { root, parent: MACHINES_PARENT, log: options.log })
-    : new MachineCgroupsV1(vmId, root);
+    ? (vmId) => new MachineCgroupsV2(vmId, { root, parent: MACHINES_PARENT, log })
+    : (vmId) => new MachineCgroupsV1(vmId, root, MACHINES_PARENT);
+}
+
+/** One machine's cgroups in the host's hierarchy (see cgroupHierarchy). */
+export function machineCgroups(vmId: string, options: CgroupsOptions = {}): MachineCgroups {
+  return cgroupHierarchy(options)(vmId);
 }
 
 export interface CgroupProbe {

@@ -13,6 +13,8 @@ export class MachineCgroupsV1 extends MachineCgroups {
   constructor(
     vmId: string,
     private readonly root: string,
+    /** The group machines' groups sit in, in every controller hierarchy. */
+    private readonly parent: string,
   ) {
     super(vmId);
   }
@@ -23,7 +25,7 @@ export class MachineCgroupsV1 extends MachineCgroups {
   }
 
   private dir(controller: (typeof V1_CONTROLLERS)[number]): string {
-    return join(this.root, controller, 'arbor', this.vmId);
+    return join(this.root, controller, this.parent, this.vmId);
   }
 
   procsFiles(): string[] {

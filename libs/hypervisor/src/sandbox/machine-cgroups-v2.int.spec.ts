@@ -7,6 +7,7 @@ import { machineCgroups, probeCgroups } from './cgroup-hierarchy';
 import { inCgroups } from './enter-cgroups';
 import { MACHINE_PIDS_MAX } from './machine-cgroups';
 import { MachineCgroupsV2 } from './machine-cgroups-v2';
+import { isRunning } from '../testing/host-processes';
 
 /**
  * cgroup v2 against a real unified hierarchy. This host binds memory/cpu/pids to cgroup v1, but a
@@ -48,16 +49,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function waitFor(what: string, condition: () => boolean, timeoutMs = 5000): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(20)) if (condition()) return;
   throw new Error(`timed out waiting for ${what}`);
-}
-
-/** Gone, or a zombie that only awaits its parent (PID 1 here reaps orphans late). */
-function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-  } catch {
-    return false;
-  }
 }
 
 describeMounted('MachineCgroupsV2 on a mounted cgroup2 hierarchy', () => {

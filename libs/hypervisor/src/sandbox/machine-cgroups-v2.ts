@@ -56,11 +56,12 @@ export async function enableV2Controllers(
 /** cgroup v2: one group `root/parent/<vm id>` in the unified hierarchy; pause through cgroup.freeze. */
 export class MachineCgroupsV2 extends MachineCgroups {
   readonly version = 2;
-  private readonly options: CgroupV2Options;
 
-  constructor(vmId: string, options: Partial<CgroupV2Options> = {}) {
+  constructor(
+    vmId: string,
+    private readonly options: CgroupV2Options,
+  ) {
     super(vmId);
-    this.options = { root: '/sys/fs/cgroup', parent: 'arbor', log: () => undefined, ...options };
   }
 
   /** A unified (v2) hierarchy is mounted at `root`; its root group alone has cgroup.controllers there. */

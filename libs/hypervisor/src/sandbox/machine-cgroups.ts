@@ -12,7 +12,7 @@ export const CPU_PERIOD_US = 100_000;
 /** Fork-bomb ceiling per machine: far above what a dev machine runs, far below the host's pid_max. */
 export const MACHINE_PIDS_MAX = 16_384;
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * One machine's cgroups: resource limits, membership of all its processes, and the freezer. The
@@ -76,7 +76,7 @@ export abstract class MachineCgroups {
   }
 }
 
-function killQuietly(pid: number): void {
+export function killQuietly(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL');
   } catch {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { HypervisorDriver, MachineInfo, MachineSpec } from '../hypervisor-driver.port';
 import { waitUntilGone } from '../testing/host-processes';
 import {
@@ -10,6 +10,7 @@ import {
   machineSpec,
   snapshotMachineSpec,
 } from '../testing/hypervisor-driver.contract';
+import { machineCgroups } from './cgroup-hierarchy';
 import { baseRootfsPath } from './base-rootfs';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
 
@@ -63,24 +64,20 @@ function overlayLowerDirs(merged: string): string[] {
   return lowerdir.split(':');
 }
 
-function cgroupDirs(vmId: string): string[] {
-  return ['freezer', 'memory', 'cpu', 'pids'].map((controller) => `/sys/fs/cgroup/${controller}/arbor/${vmId}`);
-}
-
-/** Processes in the machine's cgroups (its unshare, init and everything started in it). */
-function cgroupMembers(vmId: string): number[] {
-  return readFileSync(`/sys/fs/cgroup/pids/arbor/${vmId}/cgroup.procs`, 'utf8').split('\n').filter(Boolean).map(Number);
-}
-
 /** What a machine holds on the host; the check asserts that none of it is left (after destroy). */
 async function footprint(stateDir: string, vmId: string): Promise<() => Promise<void>> {
-  const members = cgroupMembers(vmId);
+  // The machine's cgroups, in whichever hierarchy (v1 or v2) this host runs.
+  const cgroups = machineCgroups(vmId);
+  const cgroupDirs = cgroups.procsFiles().map((file) => dirname(file));
+  // Its unshare, init and everything started in it.
+  const members = await cgroups.memberPids();
+  expect(members.length).toBeGreaterThan(0);
   const machineDir = join(stateDir, vmId);
   return async () => {
     expect(await waitUntilGone(members)).toEqual([]);
     expect(loopDevicesUnder(machineDir)).toEqual([]);
     expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(machineDir);
-    expect(cgroupDirs(vmId).filter((dir) => existsSync(dir))).toEqual([]);
+    expect(cgroupDirs.filter((dir) => existsSync(dir))).toEqual([]);
     expect(existsSync(machineDir)).toBe(false);
   };
 }
@@ -143,15 +140,26 @@ describeAsRoot('SandboxDriver', () => {
     });
 
     it('limits the machine through its cgroups and puts exec’d processes in them', async () => {
-      const memory = (file: string) => readFileSync(`/sys/fs/cgroup/memory/arbor/${spec.vm_id}/${file}`, 'utf8').trim();
-      expect(memory('memory.limit_in_bytes')).toBe(String(300 * 1024 * 1024));
+      const cgroups = (await execCollect(driver, spec.vm_id, { argv: ['cat', '/proc/self/cgroup'] })).stdout.toString();
+      const limit = 300 * 1024 * 1024;
+      if (machineCgroups(spec.vm_id).version === 2) {
+        const file = (name: string) => readFileSync(`/sys/fs/cgroup/arbor/${spec.vm_id}/${name}`, 'utf8').trim();
+        // Limits are written where the hierarchy offers the controllers (the driver logs the rest).
+        const offered = file('cgroup.controllers').split(/\s+/);
+        if (offered.includes('memory')) expect(file('memory.max')).toBe(String(limit));
+        if (offered.includes('cpu')) expect(file('cpu.max')).toBe('200000 100000');
+        if (offered.includes('pids')) expect(file('pids.max')).toBe('16384');
+        expect(cgroups).toMatch(new RegExp(`^0::/arbor/${spec.vm_id}$`, 'm'));
+        return;
+      }
+      const v1 = (controller: string, name: string) => readFileSync(`/sys/fs/cgroup/${controller}/arbor/${spec.vm_id}/${name}`, 'utf8').trim();
+      expect(v1('memory', 'memory.limit_in_bytes')).toBe(String(limit));
       // Swap cannot stretch the limit where the kernel accounts it.
       if (existsSync(`/sys/fs/cgroup/memory/arbor/${spec.vm_id}/memory.memsw.limit_in_bytes`)) {
-        expect(memory('memory.memsw.limit_in_bytes')).toBe(String(300 * 1024 * 1024));
+        expect(v1('memory', 'memory.memsw.limit_in_bytes')).toBe(String(limit));
       }
-      expect(readFileSync(`/sys/fs/cgroup/cpu/arbor/${spec.vm_id}/cpu.cfs_quota_us`, 'utf8').trim()).toBe('200000');
-      expect(readFileSync(`/sys/fs/cgroup/pids/arbor/${spec.vm_id}/pids.max`, 'utf8').trim()).toBe('16384');
-      const cgroups = (await execCollect(driver, spec.vm_id, { argv: ['cat', '/proc/self/cgroup'] })).stdout.toString();
+      expect(v1('cpu', 'cpu.cfs_quota_us')).toBe('200000');
+      expect(v1('pids', 'pids.max')).toBe('16384');
       for (const controller of ['freezer', 'memory', 'cpu', 'pids']) {
         expect(cgroups).toMatch(new RegExp(`:${controller}:/arbor/${spec.vm_id}$`, 'm'));
       }
@@ -198,7 +206,7 @@ describeAsRoot('SandboxDriver', () => {
       const doomed = machineSpec();
       const doomedInfo = await driver.create(doomed);
       await execCollect(driver, doomed.vm_id, { argv: ['sh', '-c', '(sleep 1000 &) </dev/null >/dev/null 2>&1; sleep 1000 </dev/null >/dev/null 2>&1 &'] });
-      const members = cgroupMembers(doomed.vm_id);
+      const members = await machineCgroups(doomed.vm_id).memberPids();
       expect(members).toContain(doomedInfo.pid);
       expect(members.length).toBeGreaterThanOrEqual(4); // unshare, init, two sleeps
       await driver.resizeDisk(doomed.vm_id, doomed.fs_size_mib + 256);

@@ -24,8 +24,8 @@ import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
 import { flattenLayers } from './flatten-layers';
 import { readGuestFile, writeGuestFile } from './guest-files';
 import { unmountAllUnder } from './host-mounts';
-import { machineCgroups, probeCgroups } from './cgroup-hierarchy';
-import type { MachineCgroups } from './machine-cgroups';
+import { cgroupHierarchy, probeCgroups } from './cgroup-hierarchy';
+import { killQuietly, type MachineCgroups } from './machine-cgroups';
 import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
 import { isSafeSnapshotId, isSafeVmId, MachineLayout, type MachineRecord } from './machine-layout';
@@ -73,12 +73,15 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly stateDir: string;
   private readonly snapshots: SnapshotStore;
   private readonly locks = new MachineLocks();
+  /** The machine's cgroups in whichever hierarchy (v1 or v2) the host runs. */
+  private readonly cgroupsOf: (vm_id: string) => MachineCgroups;
 
   constructor(private readonly options: SandboxDriverOptions) {
     this.log = options.log ?? (() => undefined);
     // Absolute paths: they end up in mount options and in losetup's view of backing files.
     this.stateDir = resolve(options.stateDir);
     this.snapshots = new SnapshotStore(resolve(options.snapshotDir));
+    this.cgroupsOf = cgroupHierarchy({ log: this.log });
   }
 
   async probe(): Promise<DriverProbe> {
@@ -162,11 +165,6 @@ export class SandboxDriver implements HypervisorDriver {
       await this.destroy(vm_id).catch(() => undefined);
       throw error;
     }
-  }
-
-  /** The machine's cgroups in whichever hierarchy (v1 or v2) the host runs. */
-  private cgroupsOf(vm_id: string): MachineCgroups {
-    return machineCgroups(vm_id, { log: this.log });
   }
 
   private lowerDirs(chain: LayerChain): string[] {
@@ -412,19 +410,13 @@ export class SandboxDriver implements HypervisorDriver {
 
   /** The machine runs: a process entering a frozen machine would hang, so a paused one is refused. */
   private async requireRunning(vm_id: string): Promise<{ layout: MachineLayout; init: ProcessIdentity }> {
+    // A commit freezes the machine for a moment: wait for it rather than refuse, as qemu does.
+    await this.locks.idle(vm_id);
     const live = await this.requireLive(vm_id);
     if (await this.cgroupsOf(vm_id).isFrozen()) {
       throw new MachineStateError(vm_id, `machine ${vm_id} is paused`);
     }
     return live;
-  }
-}
-
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    /* already gone */
   }
 }
 
