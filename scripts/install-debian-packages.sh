@@ -29,9 +29,3 @@ if [ -n "$missing" ]; then
   # shellcheck disable=SC2086
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-
-# The qemu image builder fetches the Debian cloud kernel with `apt-get download`: the package
-# lists must know it.
-case " $* " in
-  *" qemu "*) apt-cache show linux-image-cloud-amd64 >/dev/null 2>&1 || apt-get update -qq ;;
-esac

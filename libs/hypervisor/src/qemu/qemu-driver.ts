@@ -80,6 +80,7 @@ export class QemuDriver implements HypervisorDriver {
   private readonly log: (line: string) => void;
   private readonly snapshots: QemuSnapshotStore;
   private readonly attachments = new Map<string, Attachment>();
+  /** Lifecycle operations on one machine (pause, resume, commit, resize, destroy) run one at a time. */
   private readonly locks = new MachineLocks();
   private accelChoice: Promise<AccelChoice> | null = null;
   private probed: DriverProbe | null = null;
@@ -167,7 +168,7 @@ export class QemuDriver implements HypervisorDriver {
 
   async destroy(vm_id: string): Promise<void> {
     if (!isSafeId(vm_id)) return; // no such machine can exist
-    await this.exclusive(vm_id, async () => {
+    await this.locks.run(vm_id, async () => {
       const layout = new QemuMachineLayout(this.options.stateDir, vm_id);
       const record = await layout.readRecord();
       const attachment = this.attachments.get(vm_id);
@@ -183,7 +184,7 @@ export class QemuDriver implements HypervisorDriver {
 
   /** Under the machine's lock, so a pause never lands inside a commit (whose end would undo it). */
   async pause(vm_id: string): Promise<void> {
-    await this.exclusive(vm_id, async () => {
+    await this.locks.run(vm_id, async () => {
       const { qmp, state } = await this.requireLive(vm_id);
       if (state === 'running') await qmp.execute('stop');
     });
@@ -195,7 +196,7 @@ export class QemuDriver implements HypervisorDriver {
    * growing the disk to a size asked for meanwhile.
    */
   async resume(vm_id: string): Promise<void> {
-    await this.exclusive(vm_id, async () => {
+    await this.locks.run(vm_id, async () => {
       const { qmp, agent, record, layout, state } = await this.requireLive(vm_id);
       if (state === 'running') return;
       await qmp.execute('cont');
@@ -265,7 +266,7 @@ export class QemuDriver implements HypervisorDriver {
    */
   async commit(vm_id: string, snapshot_id: string, options: CommitOptions = {}): Promise<SnapshotInfo> {
     if (!isSafeId(snapshot_id)) throw new Error(`invalid snapshot id ${JSON.stringify(snapshot_id)}`);
-    return this.exclusive(vm_id, () => this.commitLocked(vm_id, snapshot_id, options));
+    return this.locks.run(vm_id, () => this.commitLocked(vm_id, snapshot_id, options));
   }
 
   async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo> {
@@ -333,7 +334,7 @@ export class QemuDriver implements HypervisorDriver {
    * running and, after a commit, QEMU must not touch the disk before `cont` takes it back.
    */
   async resizeDisk(vm_id: string, fs_size_mib: number): Promise<void> {
-    await this.exclusive(vm_id, async () => {
+    await this.locks.run(vm_id, async () => {
       const { qmp, agent, record, layout, state } = await this.requireLive(vm_id);
       const current = record.pending_fs_size_mib ?? record.fs_size_mib;
       if (!Number.isInteger(fs_size_mib) || fs_size_mib <= current) {
@@ -583,11 +584,6 @@ export class QemuDriver implements HypervisorDriver {
     });
     if (this.options.accel === 'kvm' && choice.accel !== 'kvm') throw new Error(`KVM configured but unusable: ${choice.reason}`);
     return choice;
-  }
-
-  /** Lifecycle operations on one machine (pause, resume, commit, resize, destroy) run one at a time. */
-  private exclusive<T>(vm_id: string, work: () => Promise<T>): Promise<T> {
-    return this.locks.run(vm_id, work);
   }
 }
 
