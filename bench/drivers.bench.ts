@@ -45,7 +45,7 @@ interface Row {
  * called directly (a bare nsenter, freezer cycle, QMP stop/cont, guest-exec …), so the driver's
  * own overhead shows as a ratio. `rounds` creates, commits and branches (at least 5 for a p50
  * worth the name; under TCG each create or branch costs seconds); 10× as many execs (≥ 50).
- * Figures from fewer than 10 samples are reported as p50 / max. Runs on a temporary data
+ * Tails that are the slowest sample say max, not p99 (see `spread`). Runs on a temporary data
  * directory; base images come from the shared cache.
  */
 export async function benchDriver(kind: DriverKind, rounds: number): Promise<void> {

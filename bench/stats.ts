@@ -14,12 +14,15 @@ export function formatMs(ms: number): string {
   return ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`;
 }
 
-/** A p99 needs at least 10 samples: with fewer, the figure is the slowest sample and says "max". */
+/**
+ * "p50 … / p99 …" with the sample count. `percentile` takes the nearest rank, so with 100 samples
+ * or fewer the 99th is the slowest sample: then the figure says "max", as it is.
+ */
 export function spread(p50: number, tail: number, samples: number): string {
-  return `p50 ${formatMs(p50)} / ${samples >= 10 ? 'p99' : 'max'} ${formatMs(tail)} (n=${samples})`;
+  return `p50 ${formatMs(p50)} / ${Math.ceil(0.99 * samples) < samples ? 'p99' : 'max'} ${formatMs(tail)} (n=${samples})`;
 }
 
-/** "p50 … / p99 …" of the samples (or "/ max …" with fewer than 10), with their count. */
+/** "p50 … / p99 …" of the samples (or "/ max …" where the 99th percentile is the slowest), with their count. */
 export const spreadOf = (samples: number[]) => spread(percentile(samples, 50), percentile(samples, 99), samples.length);
 
 export function report(rows: [string, string][]): void {
