@@ -34,7 +34,12 @@ export class VmPlacements {
   /** Claims the VM for this worker (first claim wins); true when it is now placed here. */
   async claim(vm_id: string, context: CommandContext): Promise<boolean> {
     const command = { type: 'PlaceVm' as const, vm_id, worker_id: this.workerId, now: new Date().toISOString() };
-    await handleCommand(this.events, streams.placement(vm_id), vmPlacementDecider, command, context);
+    const { events } = await handleCommand(this.events, streams.placement(vm_id), vmPlacementDecider, command, context);
+    // Appended (or found appended by this very claim: its command id names this worker): placed here.
+    if (events.length > 0) {
+      this.owners.set(vm_id, this.workerId);
+      return true;
+    }
     return (await this.ownerOf(vm_id)) === this.workerId;
   }
 

@@ -28,7 +28,7 @@ const initialState = (): CommitState => ({ status: 'none', commit_id: null, org_
 const given = (value: string | null | undefined): value is string => typeof value === 'string' && value.trim() !== '';
 
 /** VMs that exist and were started from the commit (dead ones included: they exist until deleted). */
-export const activeVmCount = (state: CommitState): number => Object.values(state.uses).filter(Boolean).length;
+const activeVmCount = (state: CommitState): number => Object.values(state.uses).filter(Boolean).length;
 
 /**
  * The commit stream is where restores and the deletion meet: a use is appended with the exact
@@ -54,9 +54,10 @@ function decide(command: CommitCommand, state: CommitState): CommitEvent[] {
       return [{ type: 'CommitDeleted', data: { commit_id: state.commit_id!, deleted_at: command.now } }];
     }
     case 'UseCommit':
-      if (state.status !== 'created' || (state.org_id !== command.org_id && !state.is_public)) throw notFound('commit');
-      // Both the API and the worker claim a VM's use; a released VM never holds the commit again.
+      // Both the API and the worker claim a VM's use: once claimed it stands, even should the
+      // commit have turned private since; a released VM never holds the commit again.
       if (command.vm_id in state.uses) return [];
+      if (state.status !== 'created' || (state.org_id !== command.org_id && !state.is_public)) throw notFound('commit');
       return [{ type: 'CommitUsedByVm', data: { commit_id: state.commit_id!, vm_id: command.vm_id, used_at: command.now } }];
     case 'ReleaseCommit':
       if (state.uses[command.vm_id] !== true) return [];

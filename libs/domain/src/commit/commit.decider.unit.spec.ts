@@ -41,6 +41,11 @@ describe('commit decider: restores and deletion meet on the commit stream', () =
     spec.given([]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).thenThrows('commit not found');
   });
 
+  it('a use claimed while the commit was public stands when it turns private (the worker claims it again)', () => {
+    const madePrivate: CommitEvent = { type: 'CommitUpdated', data: { commit_id, is_public: false, name: 'c', description: null } };
+    spec.given([created, madePublic, used(vmB), madePrivate]).when({ type: 'UseCommit', vm_id: vmB, org_id: 'org-2', now }).then([]);
+  });
+
   it("another org may restore the commit only while it is public", () => {
     spec.given([created]).when({ type: 'UseCommit', vm_id: vmB, org_id: 'org-2', now }).thenThrows('commit not found');
     spec.given([created, madePublic]).when({ type: 'UseCommit', vm_id: vmB, org_id: 'org-2', now }).then([used(vmB)]);
