@@ -32,7 +32,7 @@ describe('idempotent retries after a timeout (HTTP)', () => {
     }
     throw new Error(`still 504 after ${statuses.length} attempts`);
   };
-  const newVm = async () => (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id as string;
+  const newVm = () => arbor.bootVm();
 
   it('new_root?wait_boot=true retried after a 504 answers 201 with the VM the first attempt asked for', async () => {
     const before = (await arbor.request('GET', '/api/v1/vms')).json.length;
@@ -101,6 +101,24 @@ describe('idempotent retries after a timeout (HTTP)', () => {
       expect((await arbor.request('DELETE', `/api/v1/vm/${vm}`)).status).toBe(403);
     } finally {
       driver.slowDown('destroy', 0);
+    }
+  });
+
+  it('a commit under a client-chosen id retried after a 504 answers 201 with that id, not "already exists"', async () => {
+    const vm = await newVm();
+    const commit_id = randomUUID();
+    driver.slowDown('commit', SLOW_MS);
+    const headers = { 'x-idempotency-key': randomUUID() };
+    try {
+      const { res, statuses } = await untilAnswered(() => arbor.request('POST', `/api/v1/vm/${vm}/commit`, { headers, body: { commit_id } }));
+      expect(statuses[0]).toBe(504);
+      expect({ status: res.status, body: res.json }).toEqual({ status: 201, body: { commit_id } });
+      expect(driver.calls.filter((c) => c === `commit ${vm}`)).toHaveLength(1);
+      // Once made, the id is taken for any new request, this VM's included.
+      const again = await arbor.request('POST', `/api/v1/vm/${vm}/commit`, { body: { commit_id } });
+      expect(again.status).toBe(409);
+    } finally {
+      driver.slowDown('commit', 0);
     }
   });
 

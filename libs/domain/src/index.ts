@@ -12,6 +12,7 @@ export * from './api-key/api-key.events';
 export * from './api-key/api-key';
 export * from './commit/commit.events';
 export * from './commit/commit.decider';
+export * from './commit/commit-id.decider';
 export * from './tag/tag.events';
 export * from './tag/tag.decider';
 export * from './exec/exec.events';

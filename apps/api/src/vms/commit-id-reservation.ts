@@ -1,43 +1,29 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { conflict, deterministicUuid, streams } from '../../../../libs/domain/src';
+import { commitIdDecider, conflict, deterministicUuid, streams } from '../../../../libs/domain/src';
+import { commandAppended, handleCommand } from '../../../../libs/application/src/aggregate-repository';
 import type { CommandContext } from '../../../../libs/application/src/command-context';
-import { toNewEvents } from '../../../../libs/application/src/event-envelope';
-import { EVENT_STORE, type EventStore, WrongExpectedVersionError } from '../../../../libs/event-store/src/event-store.port';
-
-interface CommitIdReserved {
-  commit_id: string;
-  vm_id: string;
-}
+import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
 
 /**
- * Commit ids are global and a client may choose one (`POST /vm/{id}/commit {commit_id}`). Two
- * requests racing for one id on different VMs would both be asked of the worker, and the loser
- * would fail there after pausing its VM. Instead the id is reserved first, with "no stream", as
- * every unique key in the log is: the first VM asked to commit under the id holds it (its own
- * retries go through), any other VM gets 409 before anything is appended to it.
+ * A client-chosen commit id (`POST /vm/{id}/commit {commit_id}`): refused when a commit has it
+ * already, else reserved for this VM on `commitid-<id>` (see commitIdDecider), so that of two VMs
+ * racing for one id the loser gets 409 before anything is asked of it.
  */
 @Injectable()
 export class CommitIdReservation {
   constructor(@Inject(EVENT_STORE) private readonly events: EventStore) {}
 
   async reserve(commit_id: string, vm_id: string, context: CommandContext): Promise<void> {
-    const stream = streams.commitIdReservation(commit_id);
-    const data: CommitIdReserved = { commit_id, vm_id };
-    const events = toNewEvents([{ type: 'CommitIdReserved', data }], { ...context, command_id: deterministicUuid(context.command_id, 'reserve-commit-id') });
-    try {
-      await this.events.append(stream, events, 'no_stream');
-      return;
-    } catch (error) {
-      if (!(error instanceof WrongExpectedVersionError)) throw error;
+    // A retry of this very request (same X-Idempotency-Key) whose commit was asked, and perhaps
+    // made, after its first attempt timed out carries on to the first result.
+    const retry = await commandAppended(this.events, streams.vm(vm_id), context.command_id);
+    if (!retry && (await this.events.readStream(streams.commit(commit_id), { max_count: 1 })).length) {
+      throw conflict(`commit ${commit_id} already exists`);
     }
-    const [holder] = await this.events.readStream(stream, { max_count: 1 });
-    if ((holder.data as CommitIdReserved).vm_id !== vm_id) throw alreadyExists(commit_id);
-  }
-
-  /** An id already taken by a commit (whoever made it) is refused before anything else. */
-  async refuseExisting(commit_id: string): Promise<void> {
-    if ((await this.events.readStream(streams.commit(commit_id), { max_count: 1 })).length) throw alreadyExists(commit_id);
+    const command = { type: 'ReserveCommitId' as const, commit_id, vm_id };
+    await handleCommand(this.events, streams.commitIdReservation(commit_id), commitIdDecider, command, {
+      ...context,
+      command_id: deterministicUuid(context.command_id, 'reserve-commit-id'),
+    });
   }
 }
-
-const alreadyExists = (commit_id: string) => conflict(`commit ${commit_id} already exists`);

@@ -19,10 +19,7 @@ export class CommitVmHandler implements ICommandHandler<CommitVmCommand> {
     await this.vms.waitUntilBooted(context.principal.org_id, vm_id, skipWaitBoot);
     const commit_id = request.commit_id?.toLowerCase() ?? deterministicUuid(context.command.command_id, 'commit');
     // A generated id is this request's own; a chosen one may be anybody's: 409 unless this VM holds it.
-    if (request.commit_id) {
-      await this.commitIds.refuseExisting(commit_id);
-      await this.commitIds.reserve(commit_id, vm_id, context.command);
-    }
+    if (request.commit_id) await this.commitIds.reserve(commit_id, vm_id, context.command);
     const name = blankToNull(request.name) ?? `commit-${commit_id.slice(0, 8)}`;
     await this.operations.run(
       vm_id,

@@ -1,0 +1,18 @@
+import { deciderSpec } from '../testing/decider-spec';
+import { commitIdDecider, type CommitIdEvent } from './commit-id.decider';
+
+const commit_id = '22222222-2222-4222-8222-222222222222';
+const vmA = '11111111-1111-4111-8111-11111111111a';
+const vmB = '11111111-1111-4111-8111-11111111111b';
+const spec = deciderSpec(commitIdDecider);
+const reservedBy = (vm_id: string): CommitIdEvent => ({ type: 'CommitIdReserved', data: { commit_id, vm_id } });
+
+describe('client-chosen commit ids: the first VM asked holds the id', () => {
+  it('reserves a free id for the asking VM', () =>
+    spec.given([]).when({ type: 'ReserveCommitId', commit_id, vm_id: vmA }).then([reservedBy(vmA)]));
+
+  it('lets the holder ask again, and refuses every other VM', () => {
+    spec.given([reservedBy(vmA)]).when({ type: 'ReserveCommitId', commit_id, vm_id: vmA }).then([]);
+    spec.given([reservedBy(vmA)]).when({ type: 'ReserveCommitId', commit_id, vm_id: vmB }).thenThrows(`commit ${commit_id} already exists`);
+  });
+});
