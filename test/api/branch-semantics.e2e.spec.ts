@@ -14,7 +14,7 @@ describe('commit and branch semantics (HTTP, sandbox driver)', () => {
 
   beforeAll(async () => {
     arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
-    parent = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+    parent = await arbor.bootVm();
   }, 300_000);
   afterAll(() => arbor?.destroy());
 

@@ -12,7 +12,7 @@ describe('client-chosen commit ids (HTTP, sandbox driver)', () => {
 
   beforeAll(async () => {
     arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
-    const newVm = async () => (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id as string;
+    const newVm = () => arbor.bootVm();
     vms = [await newVm(), await newVm()];
   }, 300_000);
   afterAll(() => arbor?.destroy());

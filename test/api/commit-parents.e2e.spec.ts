@@ -17,7 +17,7 @@ describe('GET /vm/commits/{id}/parents (HTTP, sandbox driver)', () => {
   }, 300_000);
   afterAll(() => arbor?.destroy());
 
-  const newRoot = async () => (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id as string;
+  const newRoot = () => arbor.bootVm();
   const commitOf = async (vm: string, key?: string) => {
     const res = await arbor.request('POST', `/api/v1/vm/${vm}/commit`, { key });
     expect(res.status).toBe(201);

@@ -12,7 +12,7 @@ describe('commits and commit tags (HTTP)', () => {
   beforeAll(async () => {
     arbor = await startTestArbor({ driver: new InMemoryDriver() });
     other = await issueKeyForNewOrg(arbor.infra.eventStore);
-    vmId = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: { fs_size_mib: 2048 } } })).json.vm_id;
+    vmId = await arbor.bootVm({ fs_size_mib: 2048 });
   });
   afterAll(() => arbor.destroy());
 

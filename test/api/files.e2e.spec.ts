@@ -15,7 +15,7 @@ describe('guest files (HTTP, sandbox driver)', () => {
   beforeAll(async () => {
     arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
     other = await issueKeyForNewOrg(arbor.infra.eventStore);
-    vm = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+    vm = await arbor.bootVm();
   }, 300_000);
   afterAll(() => arbor?.destroy());
 

@@ -13,7 +13,7 @@ describe('POST /vm/from_commit (HTTP, sandbox driver)', () => {
 
   beforeAll(async () => {
     arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
-    const vm = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+    const vm = await arbor.bootVm();
     commitId = (await arbor.request('POST', `/api/v1/vm/${vm}/commit`)).json.commit_id;
     expect((await arbor.request('POST', '/api/v1/commit_tags', { body: { tag_name: 'base', commit_id: commitId } })).status).toBe(201);
   }, 300_000);

@@ -13,7 +13,7 @@ describe('org isolation and idempotent writes (HTTP)', () => {
     driver = new InMemoryDriver();
     arbor = await startTestArbor({ driver });
     other = await issueKeyForNewOrg(arbor.infra.eventStore);
-    vmId = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+    vmId = await arbor.bootVm();
   });
   afterAll(() => arbor.destroy());
 

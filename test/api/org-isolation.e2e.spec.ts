@@ -18,7 +18,7 @@ describe("another org's resources answer like missing ones (HTTP, sandbox driver
   beforeAll(async () => {
     arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
     outsider = (await issueKeyForNewOrg(arbor.infra.eventStore)).key;
-    vm = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+    vm = await arbor.bootVm();
     privateCommit = (await arbor.request('POST', `/api/v1/vm/${vm}/commit`)).json.commit_id;
   }, 300_000);
   afterAll(() => arbor?.destroy());

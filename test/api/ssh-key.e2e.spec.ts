@@ -11,7 +11,7 @@ import { issueKeyForNewOrg } from '../support/issue-key';
 describe('per-VM SSH keys (HTTP)', () => {
   let arbor: TestArbor;
   let keyDir: string;
-  const newVm = async () => (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id as string;
+  const newVm = () => arbor.bootVm();
   const sshKey = (vm: string, key?: string) => arbor.request('GET', `/api/v1/vm/${vm}/ssh_key`, { key });
   /** What `ssh-keygen -y` derives from the private key: "ssh-ed25519 AAAA…". */
   const publicKeyOf = (privateKey: string) => {

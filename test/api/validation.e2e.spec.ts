@@ -7,7 +7,7 @@ describe('input validation at the edge (HTTP)', () => {
   let vmId: string;
   beforeAll(async () => {
     arbor = await startTestArbor({ driver: new InMemoryDriver() });
-    vmId = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+    vmId = await arbor.bootVm();
   });
   afterAll(() => arbor.destroy());
 

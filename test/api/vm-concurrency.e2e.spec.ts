@@ -19,7 +19,7 @@ describe('concurrent conflicting commands on one VM (HTTP)', () => {
   });
   afterAll(() => arbor.destroy());
 
-  const newVm = async () => (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id as string;
+  const newVm = () => arbor.bootVm();
   const history = async (vm_id: string) => (await arbor.infra.eventStore.readStream(streams.vm(vm_id))).map((e) => toDomainEvent<VmEvent>(e));
 
   it('delete while committing: never both half-done; answers match the log', async () => {
@@ -117,7 +117,7 @@ describe('booting VMs and partial branch failures (HTTP)', () => {
   });
 
   it('a branch that fails part-way answers the hybrid body listing the VMs created so far', async () => {
-    const parent = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+    const parent = await arbor.bootVm();
     driver.failNext('start', 'out of memory on the host', 1); // the second child fails to start
     const res = await arbor.request('POST', `/api/v1/vm/branch/by_vm/${parent}?count=3`);
     expect(res.status).toBe(500);

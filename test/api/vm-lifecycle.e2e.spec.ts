@@ -152,7 +152,7 @@ describe('VM lifecycle through the API (sandbox driver)', () => {
   });
 
   it('a VM whose machine dies on the host is reported dead, and can still be deleted', async () => {
-    const id = (await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=true', { body: { vm_config: {} } })).json.vm_id;
+    const id = await arbor.bootVm();
     await arbor.driver.destroy(id); // the machine vanishes behind the control plane's back
     await pollUntil(async () => (await arbor.request('GET', `/api/v1/vm/${id}/status`)).json.state === 'dead');
     const events = (await arbor.request('GET', `/api/v1/vm/${id}/events`)).json.map((e: { type: string }) => e.type);

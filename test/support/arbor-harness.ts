@@ -11,6 +11,8 @@ export interface TestArbor extends EmbeddedArbor {
   adminKey: string;
   /** fetch against the running server with the admin key (override with options.key). */
   request(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>;
+  /** Creates a VM with `wait_boot=true` (the admin key's org unless `key`) and returns its id; throws unless 201. */
+  bootVm(vm_config?: Record<string, unknown>, options?: { key?: string }): Promise<string>;
   /** Stops the service and removes its data directory. */
   destroy(): Promise<void>;
 }
@@ -52,11 +54,17 @@ export async function startTestArbor(options: { driver?: HypervisorDriver; env?:
     }
     return { status: response.status, headers: response.headers, text, json };
   };
+  const bootVm: TestArbor['bootVm'] = async (vm_config = {}, opts = {}) => {
+    const res = await request('POST', '/api/v1/vm/new_root?wait_boot=true', { key: opts.key, body: { vm_config } });
+    if (res.status !== 201) throw new Error(`new_root answered ${res.status}: ${res.text}`);
+    return res.json.vm_id as string;
+  };
   return {
     ...arbor,
     config,
     adminKey,
     request,
+    bootVm,
     async destroy() {
       // Stopping leaves machines running (a restart finds them again); tests clean them up.
       for (const machine of await arbor.driver.list()) await arbor.driver.destroy(machine.vm_id);
