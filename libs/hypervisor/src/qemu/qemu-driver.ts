@@ -168,6 +168,11 @@ export class QemuDriver implements HypervisorDriver {
 
   async destroy(vm_id: string): Promise<void> {
     if (!isSafeId(vm_id)) return; // no such machine can exist
+    // Destroy preempts: QEMU is stopped before the machine's lock is taken, so an operation stuck
+    // on the machine (e.g. waiting on a guest agent that no longer answers) fails at once, its
+    // sockets closed, instead of holding the lock, and this destroy, forever.
+    const running = await new QemuMachineLayout(this.options.stateDir, vm_id).readRecord();
+    if (running) await killAndWait(running.process, this.attachments.get(vm_id)?.process?.exited);
     await this.locks.run(vm_id, async () => {
       const layout = new QemuMachineLayout(this.options.stateDir, vm_id);
       const record = await layout.readRecord();
