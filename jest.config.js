@@ -16,6 +16,11 @@ module.exports = {
       },
     ],
   },
+  // The libraries' public entries (tsconfig.json "paths"): `@arbor/<lib>` and `@arbor/<lib>/<entry>`.
+  moduleNameMapper: {
+    '^@arbor/([^/]+)$': '<rootDir>/libs/$1/src',
+    '^@arbor/([^/]+)/([^/]+)$': '<rootDir>/libs/$1/src/$2',
+  },
   transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   testTimeout: 60000,
 };

@@ -1,4 +1,4 @@
-import { InMemoryDriver } from '../libs/hypervisor/src/memory/in-memory-driver';
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { startBenchArbor } from './embedded-client';
 import { report, spreadOf, timed } from './stats';
 

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { streams, VM_CONFIG_DEFAULTS } from '../libs/domain/src';
-import { newCommandContext } from '../libs/application/src/command-context';
-import { toNewEvents } from '../libs/application/src/event-envelope';
-import { InMemoryDriver } from '../libs/hypervisor/src/memory/in-memory-driver';
+import { streams, VM_CONFIG_DEFAULTS } from '@arbor/domain';
+import { newCommandContext, toNewEvents } from '@arbor/application';
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { startBenchArbor } from './embedded-client';
 import { report, spreadOf, timed } from './stats';
 

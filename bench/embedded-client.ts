@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../libs/application/src/arbor-config';
-import type { HypervisorDriver } from '../libs/hypervisor/src/hypervisor-driver.port';
+import { loadConfig } from '@arbor/application';
+import type { HypervisorDriver } from '@arbor/hypervisor';
 import { startEmbedded, type EmbeddedArbor } from '../apps/embedded/src/embedded';
 
 export interface BenchArbor {

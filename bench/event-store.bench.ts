@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { NewEvent } from '../libs/event-store/src/event-store.port';
-import { SqliteEventStore } from '../libs/event-store/src/sqlite/sqlite-event-store';
+import { type NewEvent, SqliteEventStore } from '@arbor/event-store';
 import { report, timed } from './stats';
 
 const event = (i: number): NewEvent => ({

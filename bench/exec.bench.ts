@@ -1,4 +1,4 @@
-import type { HypervisorDriver } from '../libs/hypervisor/src/hypervisor-driver.port';
+import type { HypervisorDriver } from '@arbor/hypervisor';
 import { startBenchArbor } from './embedded-client';
 import { percentile, report, spreadOf, timed } from './stats';
 

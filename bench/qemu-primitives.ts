@@ -1,13 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GuestAgentClient } from '../libs/hypervisor/src/qemu/guest-agent-client';
-import type { GuestExecStatus } from '../libs/hypervisor/src/qemu/guest-command';
-import type { QemuBaseImage } from '../libs/hypervisor/src/qemu/image/qemu-base-image';
-import { DISK_DEVICE, qemuArguments, type QemuAccel } from '../libs/hypervisor/src/qemu/qemu-command-line';
-import { killAndWait, launchQemu, type QemuProcess } from '../libs/hypervisor/src/qemu/qemu-process';
-import { createOverlay, createOverlayOnFuture } from '../libs/hypervisor/src/qemu/qcow2-chain';
-import { QmpClient } from '../libs/hypervisor/src/qemu/qmp-client';
-import { isAlive } from '../libs/hypervisor/src/sandbox/process-identity';
+import { GuestAgentClient, type GuestExecStatus, type QemuBaseImage, DISK_DEVICE, qemuArguments, type QemuAccel, killAndWait, launchQemu, type QemuProcess, createOverlay, createOverlayOnFuture, QmpClient, isAlive } from '@arbor/hypervisor/primitives';
 import { timed } from './stats';
 
 export interface QemuPrimitiveSamples {

@@ -2,9 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { baseRootfsPath } from '../libs/hypervisor/src/sandbox/base-rootfs';
-import { machineCgroups } from '../libs/hypervisor/src/sandbox/cgroup-hierarchy';
-import { MachineLayout } from '../libs/hypervisor/src/sandbox/machine-layout';
+import { baseRootfsPath, machineCgroups, MachineLayout } from '@arbor/hypervisor/primitives';
 import { timed } from './stats';
 
 const run = promisify(execFile);

@@ -1,6 +1,6 @@
-import { loadConfig } from '../libs/application/src/arbor-config';
+import { loadConfig } from '@arbor/application';
 import { createQemuDriver, createSandboxDriver } from '../apps/vm-worker/src/open-driver';
-import type { HypervisorDriver } from '../libs/hypervisor/src/hypervisor-driver.port';
+import type { HypervisorDriver } from '@arbor/hypervisor';
 
 /**
  * `npm run prepare-images`: builds (or checks) the base image of every hypervisor driver that can

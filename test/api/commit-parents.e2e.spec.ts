@@ -1,4 +1,4 @@
-import { COMMIT_ANCESTORS_COLLECTION, COMMITS_COLLECTION } from '../../libs/read-models/src/documents/commit.document';
+import { COMMIT_ANCESTORS_COLLECTION, COMMITS_COLLECTION } from '@arbor/read-models';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg } from '../support/issue-key';
 

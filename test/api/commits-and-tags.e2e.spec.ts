@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { InMemoryDriver } from '../../libs/hypervisor/src/memory/in-memory-driver';
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg } from '../support/issue-key';
 

@@ -1,4 +1,4 @@
-import { InMemoryDriver } from '../../libs/hypervisor/src/memory/in-memory-driver';
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { pollUntil } from '../support/poll-until';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { InMemoryDriver } from '../../libs/hypervisor/src/memory/in-memory-driver';
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor, type TestResponse } from '../support/arbor-harness';
 
 const WAIT_TIMEOUT_MS = 1500;

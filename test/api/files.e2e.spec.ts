@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MAX_FILE_CONTENT_BYTES } from '../../libs/domain/src/guest-file';
+import { MAX_FILE_CONTENT_BYTES } from '@arbor/domain';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg } from '../support/issue-key';
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InMemoryDriver } from '../../libs/hypervisor/src/memory/in-memory-driver';
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg } from '../support/issue-key';
 

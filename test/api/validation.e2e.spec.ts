@@ -1,5 +1,5 @@
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
-import { InMemoryDriver } from '../../libs/hypervisor/src/memory/in-memory-driver';
+import { InMemoryDriver } from '@arbor/hypervisor';
 
 /** Bad input gets a clear 4xx that names what is wrong, and nothing is appended to the log. */
 describe('input validation at the edge (HTTP)', () => {

@@ -1,6 +1,6 @@
-import { streams, vmDecider, type VmEvent } from '../../libs/domain/src';
-import { toDomainEvent } from '../../libs/application/src/event-envelope';
-import { InMemoryDriver } from '../../libs/hypervisor/src/memory/in-memory-driver';
+import { streams, vmDecider, type VmEvent } from '@arbor/domain';
+import { toDomainEvent } from '@arbor/application';
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 
 /**

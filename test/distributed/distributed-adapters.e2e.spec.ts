@@ -1,8 +1,8 @@
-import { PROJECTOR_CHECKPOINT } from '../../libs/application/src/projection-waiter';
-import { EventStoreDbEventStore } from '../../libs/event-store/src/eventstoredb/eventstoredb-event-store';
-import { startEsdbFake, type EsdbFake } from '../../libs/event-store/src/testing/esdb-fake';
-import { MongoReadModelStore } from '../../libs/read-models/src/mongodb/mongo-read-model-store';
-import { startMongoFake, type MongoFake } from '../../libs/read-models/src/testing/mongo-fake';
+import { PROJECTOR_CHECKPOINT } from '@arbor/application';
+import { EventStoreDbEventStore } from '@arbor/event-store';
+import { startEsdbFake, type EsdbFake } from '@arbor/event-store/testing';
+import { MongoReadModelStore } from '@arbor/read-models';
+import { startMongoFake, type MongoFake } from '@arbor/read-models/testing';
 import { createPauseResumeDelete, distEntry, type ProcessTrio, startProcess, startProcessTrio, stopProcess } from '../support/processes';
 
 /**

@@ -1,13 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PROJECTOR_CHECKPOINT } from '../../libs/application/src/projection-waiter';
-import { EventStoreDbEventStore } from '../../libs/event-store/src/eventstoredb/eventstoredb-event-store';
-import { startEsdbFake, type EsdbFake } from '../../libs/event-store/src/testing/esdb-fake';
-import { InMemoryDriver } from '../../libs/hypervisor/src/memory/in-memory-driver';
-import { VMS_COLLECTION } from '../../libs/read-models/src/documents/vm.document';
-import { MongoReadModelStore } from '../../libs/read-models/src/mongodb/mongo-read-model-store';
-import { startMongoFake, type MongoFake } from '../../libs/read-models/src/testing/mongo-fake';
+import { PROJECTOR_CHECKPOINT } from '@arbor/application';
+import { EventStoreDbEventStore } from '@arbor/event-store';
+import { startEsdbFake, type EsdbFake } from '@arbor/event-store/testing';
+import { InMemoryDriver } from '@arbor/hypervisor';
+import { VMS_COLLECTION, MongoReadModelStore } from '@arbor/read-models';
+import { startMongoFake, type MongoFake } from '@arbor/read-models/testing';
 import { startTestArbor } from '../support/arbor-harness';
 import { distEntry, startProcess, stopProcess, waitForOutput } from '../support/processes';
 

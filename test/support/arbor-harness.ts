@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type ArborConfig } from '../../libs/application/src/arbor-config';
-import type { HypervisorDriver } from '../../libs/hypervisor/src/hypervisor-driver.port';
+import { loadConfig, type ArborConfig } from '@arbor/application';
+import type { HypervisorDriver } from '@arbor/hypervisor';
 import { startEmbedded, type EmbeddedArbor } from '../../apps/embedded/src/embedded';
 import { httpClient, type ApiAnswer, type RequestOptions } from './api-client';
 import { EMBEDDED_STORES } from './processes';

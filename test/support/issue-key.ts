@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { generateApiKey, streams } from '../../libs/domain/src';
-import { newCommandContext } from '../../libs/application/src/command-context';
-import { toNewEvents } from '../../libs/application/src/event-envelope';
-import type { EventStore } from '../../libs/event-store/src/event-store.port';
+import { generateApiKey, streams } from '@arbor/domain';
+import { newCommandContext, toNewEvents } from '@arbor/application';
+import type { EventStore } from '@arbor/event-store';
 
 /** A new org with one (non-operator) key, written to the log the way key issuing does. */
 export async function issueKeyForNewOrg(store: EventStore): Promise<{ key: string; key_id: string; org_id: string }> {

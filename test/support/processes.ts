@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN_KEY_FILE } from '../../apps/api/src/bootstrap/bootstrap-admin-key';
 import { createSandboxDriver } from '../../apps/vm-worker/src/open-driver';
-import { projectRoot } from '../../libs/application/src/project-root';
-import type { SandboxDriver } from '../../libs/hypervisor/src/sandbox/sandbox-driver';
+import { projectRoot } from '@arbor/application';
+import type { SandboxDriver } from '@arbor/hypervisor';
 import { apiClient } from './api-client';
 
 const ROOT = projectRoot(__dirname);

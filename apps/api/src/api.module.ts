@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
-import type { Infrastructure } from '../../../libs/application/src/infrastructure';
+import type { Infrastructure } from '@arbor/application';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { EventsModule } from './events/events.module';

@@ -2,7 +2,7 @@ import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import type { Infrastructure } from '../../../libs/application/src/infrastructure';
+import type { Infrastructure } from '@arbor/application';
 import { ApiModule } from './api.module';
 import { readBuildInfo } from './system/build-info';
 import { EdgeValidationPipe } from './http/validation.pipe';

@@ -1,8 +1,7 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { ARBOR_CONFIG, type Infrastructure } from '../../../libs/application/src/infrastructure';
-import { ProjectionWaiter } from '../../../libs/application/src/projection-waiter';
-import { EVENT_STORE } from '../../../libs/event-store/src/event-store.port';
-import { READ_MODEL_STORE } from '../../../libs/read-models/src/read-model-store.port';
+import { ARBOR_CONFIG, type Infrastructure, ProjectionWaiter } from '@arbor/application';
+import { EVENT_STORE } from '@arbor/event-store';
+import { READ_MODEL_STORE } from '@arbor/read-models';
 
 /** Hands the already-opened stores to Nest (the process that opened them owns their lifetime). */
 @Global()

@@ -1,7 +1,5 @@
 import 'reflect-metadata';
-import { loadConfig } from '../../../libs/application/src/arbor-config';
-import { closeInfrastructure, openInfrastructure } from '../../../libs/application/src/open-infrastructure';
-import { announceAdminKey, runUntilSignalled } from '../../../libs/application/src/process-lifecycle';
+import { loadConfig, closeInfrastructure, openInfrastructure, announceAdminKey, runUntilSignalled } from '@arbor/application';
 import { bootstrapAdminKey } from './bootstrap/bootstrap-admin-key';
 import { createApiApp } from './create-api-app';
 

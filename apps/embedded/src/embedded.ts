@@ -1,9 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { join } from 'node:path';
-import type { ArborConfig } from '../../../libs/application/src/arbor-config';
-import type { Infrastructure } from '../../../libs/application/src/infrastructure';
-import { closeInfrastructure, openInfrastructure } from '../../../libs/application/src/open-infrastructure';
-import type { HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import { type ArborConfig, type Infrastructure, closeInfrastructure, openInfrastructure } from '@arbor/application';
+import type { HypervisorDriver } from '@arbor/hypervisor';
 import { bootstrapAdminKey } from '../../api/src/bootstrap/bootstrap-admin-key';
 import { createApiApp } from '../../api/src/create-api-app';
 import { Projector } from '../../projector/src/projector';

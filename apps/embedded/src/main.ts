@@ -1,6 +1,5 @@
 import 'reflect-metadata';
-import { loadConfig } from '../../../libs/application/src/arbor-config';
-import { announceAdminKey, runUntilSignalled } from '../../../libs/application/src/process-lifecycle';
+import { loadConfig, announceAdminKey, runUntilSignalled } from '@arbor/application';
 import { startEmbedded } from './embedded';
 
 /** `npm start`: the whole control plane in one process on the embedded stores. */

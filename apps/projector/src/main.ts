@@ -1,7 +1,5 @@
 import 'reflect-metadata';
-import { loadConfig } from '../../../libs/application/src/arbor-config';
-import { closeInfrastructure, openInfrastructure } from '../../../libs/application/src/open-infrastructure';
-import { runUntilSignalled } from '../../../libs/application/src/process-lifecycle';
+import { loadConfig, closeInfrastructure, openInfrastructure, runUntilSignalled } from '@arbor/application';
 import { Projector } from './projector';
 import { ALL_PROJECTIONS } from './projections';
 

@@ -1,6 +1,6 @@
-import type { EventStore, RecordedEvent, AllSubscription } from '../../../libs/event-store/src/event-store.port';
-import type { ReadModelStore } from '../../../libs/read-models/src/read-model-store.port';
-import { PROJECTOR_CHECKPOINT } from '../../../libs/application/src/projection-waiter';
+import type { EventStore, RecordedEvent, AllSubscription } from '@arbor/event-store';
+import type { ReadModelStore } from '@arbor/read-models';
+import { PROJECTOR_CHECKPOINT } from '@arbor/application';
 import type { Projection } from './projections';
 
 /**

@@ -1,4 +1,4 @@
-import type { Infrastructure } from '../../../libs/application/src/infrastructure';
+import type { Infrastructure } from '@arbor/application';
 import { Projector } from './projector';
 import { ALL_PROJECTIONS } from './projections';
 

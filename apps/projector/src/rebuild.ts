@@ -1,6 +1,5 @@
 import 'reflect-metadata';
-import { loadConfig } from '../../../libs/application/src/arbor-config';
-import { closeInfrastructure, openInfrastructure } from '../../../libs/application/src/open-infrastructure';
+import { loadConfig, closeInfrastructure, openInfrastructure } from '@arbor/application';
 import { rebuildReadModels } from './rebuild-read-models';
 
 /**

@@ -1,8 +1,7 @@
-import type { CommitEvent } from '../../../libs/domain/src';
-import { commitDecider, streams } from '../../../libs/domain/src';
-import { loadAggregate } from '../../../libs/application/src/aggregate-repository';
-import type { EventStore } from '../../../libs/event-store/src/event-store.port';
-import type { HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import { type CommitEvent, commitDecider, streams } from '@arbor/domain';
+import { loadAggregate } from '@arbor/application';
+import type { EventStore } from '@arbor/event-store';
+import type { HypervisorDriver } from '@arbor/hypervisor';
 import type { StreamReactor } from './stream-reactor';
 
 /**

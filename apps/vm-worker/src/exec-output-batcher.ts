@@ -1,4 +1,4 @@
-import type { ExecChunk } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import type { ExecChunk } from '@arbor/hypervisor';
 
 export interface ExecOutputBatcherOptions {
   /** At most one batch per window (after the first, which goes out at once). */

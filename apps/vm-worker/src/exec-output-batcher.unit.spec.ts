@@ -1,4 +1,4 @@
-import type { ExecChunk } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import type { ExecChunk } from '@arbor/hypervisor';
 import { ExecOutputBatcher } from './exec-output-batcher';
 
 const chunk = (stream: ExecChunk['stream'], text: string | Buffer): ExecChunk => ({ stream, data: Buffer.from(text) });

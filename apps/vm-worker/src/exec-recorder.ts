@@ -1,8 +1,6 @@
-import type { ExecCommand, ExecEvent, ExecState } from '../../../libs/domain/src';
-import { deterministicUuid, execDecider, streams } from '../../../libs/domain/src';
-import { toDomainEvent, toNewEvents } from '../../../libs/application/src/event-envelope';
-import type { EventStore, RecordedEvent } from '../../../libs/event-store/src/event-store.port';
-import { WrongExpectedVersionError } from '../../../libs/event-store/src/event-store.port';
+import { type ExecCommand, type ExecEvent, type ExecState, deterministicUuid, execDecider, streams } from '@arbor/domain';
+import { toDomainEvent, toNewEvents } from '@arbor/application';
+import { type EventStore, type RecordedEvent, WrongExpectedVersionError } from '@arbor/event-store';
 
 const MAX_ATTEMPTS = 5;
 

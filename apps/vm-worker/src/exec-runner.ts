@@ -1,8 +1,7 @@
-import type { ExecRequested, VmEvent, VmState } from '../../../libs/domain/src';
-import { isExecFinished, streams, vmDecider } from '../../../libs/domain/src';
-import { loadAggregate } from '../../../libs/application/src/aggregate-repository';
-import type { EventStore } from '../../../libs/event-store/src/event-store.port';
-import type { ExecResult, HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import { type ExecRequested, type VmEvent, type VmState, isExecFinished, streams, vmDecider } from '@arbor/domain';
+import { loadAggregate } from '@arbor/application';
+import type { EventStore } from '@arbor/event-store';
+import type { ExecResult, HypervisorDriver } from '@arbor/hypervisor';
 import { DEFAULT_BATCHING, ExecOutputBatcher, type ExecOutputBatcherOptions } from './exec-output-batcher';
 import { ExecRecorder } from './exec-recorder';
 import type { StreamReactor } from './stream-reactor';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { streams, type ExecOutput } from '../../../libs/domain/src';
-import type { ExecChunk, ExecResult, ExecSpec } from '../../../libs/hypervisor/src/hypervisor-driver.port';
-import { InMemoryDriver } from '../../../libs/hypervisor/src/memory/in-memory-driver';
+import { streams, type ExecOutput } from '@arbor/domain';
+import { type ExecChunk, type ExecResult, type ExecSpec, InMemoryDriver } from '@arbor/hypervisor';
 import { execsRunningHereSettled, OUTCOME_UNKNOWN } from './exec-runner';
 import { WorkerTestBed } from './testing/worker-test-bed';
 

@@ -1,20 +1,7 @@
-import { deterministicUuid, streams } from '../../../libs/domain/src';
-import {
-  fromFileChunks,
-  guestFileDecider,
-  MAX_FILE_CONTENT_BYTES,
-  toFileChunks,
-  type FileOperationFailureKind,
-  type FileReadRequested,
-  type FileWriteRequested,
-  type GuestFileCommand,
-  type GuestFileEvent,
-} from '../../../libs/domain/src/guest-file';
-import { handleCommand } from '../../../libs/application/src/aggregate-repository';
-import type { CommandContext } from '../../../libs/application/src/command-context';
-import { toDomainEvent } from '../../../libs/application/src/event-envelope';
-import type { EventStore, RecordedEvent } from '../../../libs/event-store/src/event-store.port';
-import { GuestFileError, MachineNotFoundError, MachineStateError, type HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import { deterministicUuid, streams, fromFileChunks, guestFileDecider, MAX_FILE_CONTENT_BYTES, toFileChunks, type FileOperationFailureKind, type FileReadRequested, type FileWriteRequested, type GuestFileCommand, type GuestFileEvent } from '@arbor/domain';
+import { handleCommand, type CommandContext, toDomainEvent } from '@arbor/application';
+import type { EventStore, RecordedEvent } from '@arbor/event-store';
+import { GuestFileError, MachineNotFoundError, MachineStateError, type HypervisorDriver } from '@arbor/hypervisor';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
 

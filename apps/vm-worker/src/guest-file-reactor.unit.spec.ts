@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { streams } from '../../../libs/domain/src';
-import { FILE_CHUNK_BYTES, fromFileChunks, guestFileDecider, toFileChunks, type GuestFileCommand } from '../../../libs/domain/src/guest-file';
-import { loadAggregate } from '../../../libs/application/src/aggregate-repository';
-import { newCommandContext } from '../../../libs/application/src/command-context';
-import { InMemoryDriver } from '../../../libs/hypervisor/src/memory/in-memory-driver';
-import type { WriteFileOptions } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import { streams, FILE_CHUNK_BYTES, fromFileChunks, guestFileDecider, toFileChunks, type GuestFileCommand } from '@arbor/domain';
+import { loadAggregate, newCommandContext } from '@arbor/application';
+import { InMemoryDriver, type WriteFileOptions } from '@arbor/hypervisor';
 import { WorkerTestBed } from './testing/worker-test-bed';
 
 /** The in-memory driver, with its file calls recorded too. */

@@ -1,8 +1,6 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
-import { loadConfig } from '../../../libs/application/src/arbor-config';
-import { openEventStore } from '../../../libs/application/src/open-infrastructure';
-import { runUntilSignalled } from '../../../libs/application/src/process-lifecycle';
+import { loadConfig, openEventStore, runUntilSignalled } from '@arbor/application';
 import { openDriver } from './open-driver';
 import { VmWorker } from './vm-worker';
 

@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../../libs/application/src/arbor-config';
-import { kvmUnavailableReason } from '../../../libs/hypervisor/src/qemu/qemu-accel-probe';
+import { loadConfig } from '@arbor/application';
+import { kvmUnavailableReason } from '@arbor/hypervisor';
 import { openDriver } from './open-driver';
 
 /**

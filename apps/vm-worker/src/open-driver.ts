@@ -1,9 +1,6 @@
 import { join } from 'node:path';
-import type { ArborConfig } from '../../../libs/application/src/arbor-config';
-import type { HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
-import { QemuDriver } from '../../../libs/hypervisor/src/qemu/qemu-driver';
-import { SandboxDriver } from '../../../libs/hypervisor/src/sandbox/sandbox-driver';
-import { selectDriver } from '../../../libs/hypervisor/src/select-driver';
+import type { ArborConfig } from '@arbor/application';
+import { type HypervisorDriver, QemuDriver, SandboxDriver, selectDriver } from '@arbor/hypervisor';
 
 type DriverPaths = Pick<ArborConfig, 'dataDir' | 'cacheDir'>;
 

@@ -1,5 +1,5 @@
-import type { EventStore } from '../../../libs/event-store/src/event-store.port';
-import type { HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import type { EventStore } from '@arbor/event-store';
+import type { HypervisorDriver } from '@arbor/hypervisor';
 import type { StreamReactor } from './stream-reactor';
 import { CommitReactor } from './commit-reactor';
 import { ExecRunner } from './exec-runner';

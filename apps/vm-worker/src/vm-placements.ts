@@ -1,7 +1,6 @@
-import { streams, vmPlacementDecider, type PlacementEvent, type PlacementState } from '../../../libs/domain/src';
-import { handleCommand, loadAggregate } from '../../../libs/application/src/aggregate-repository';
-import type { CommandContext } from '../../../libs/application/src/command-context';
-import type { EventStore } from '../../../libs/event-store/src/event-store.port';
+import { streams, vmPlacementDecider, type PlacementEvent, type PlacementState } from '@arbor/domain';
+import { handleCommand, loadAggregate, type CommandContext } from '@arbor/application';
+import type { EventStore } from '@arbor/event-store';
 
 /**
  * Which worker each VM lives on, as the `placement-<vm_id>` reservation streams say. A placement

@@ -1,10 +1,7 @@
-import type { CommitCommand, VmCommand, VmCommitRequested, VmEvent, VmState } from '../../../libs/domain/src';
-import { commitDecider, deterministicUuid, DomainError, isVmIntent, streams, vmDecider } from '../../../libs/domain/src';
-import { handleCommand } from '../../../libs/application/src/aggregate-repository';
-import type { CommandContext } from '../../../libs/application/src/command-context';
-import { toDomainEvent } from '../../../libs/application/src/event-envelope';
-import type { EventStore, RecordedEvent } from '../../../libs/event-store/src/event-store.port';
-import type { HypervisorDriver, MachineState } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import { type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState, commitDecider, deterministicUuid, DomainError, isVmIntent, streams, vmDecider } from '@arbor/domain';
+import { handleCommand, type CommandContext, toDomainEvent } from '@arbor/application';
+import type { EventStore, RecordedEvent } from '@arbor/event-store';
+import type { HypervisorDriver, MachineState } from '@arbor/hypervisor';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
 
@@ -120,7 +117,7 @@ export class VmReconciler implements StreamReactor {
   }
 
   /**
-   * A VM that cannot boot is cleaned up (BEHAVIOR.md §2): whatever the attempt left on the host
+   * A VM that cannot boot is cleaned up (docs/api-behaviour.md#vm-lifecycle): whatever the attempt left on the host
    * is destroyed, then the failure (with its reason) and the VM's deletion are appended together.
    * Should the destroy fail, the VM is still deleted in the log; the machine is then an orphan
    * that the next reconcile destroys (the stream stays known until it succeeds).

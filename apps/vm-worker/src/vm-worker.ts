@@ -1,5 +1,5 @@
-import type { AllSubscription, EventStore } from '../../../libs/event-store/src/event-store.port';
-import type { HypervisorDriver } from '../../../libs/hypervisor/src/hypervisor-driver.port';
+import type { AllSubscription, EventStore } from '@arbor/event-store';
+import type { HypervisorDriver } from '@arbor/hypervisor';
 import type { StreamReactor } from './stream-reactor';
 import { createReactors } from './reactors';
 import { VmPlacements } from './vm-placements';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { streams } from '../../../libs/domain/src';
-import { InMemoryDriver } from '../../../libs/hypervisor/src/memory/in-memory-driver';
+import { streams } from '@arbor/domain';
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { WorkerTestBed } from './testing/worker-test-bed';
 
 /**

@@ -1,6 +1,5 @@
-import type { Decider, DomainEvent } from '../../domain/src';
-import type { EventStore, RecordedEvent } from '../../event-store/src/event-store.port';
-import { WrongExpectedVersionError } from '../../event-store/src/event-store.port';
+import type { Decider, DomainEvent } from '@arbor/domain';
+import { type EventStore, type RecordedEvent, WrongExpectedVersionError } from '@arbor/event-store';
 import type { CommandContext } from './command-context';
 import { commandEventId, toDomainEvent, toNewEvents } from './event-envelope';
 

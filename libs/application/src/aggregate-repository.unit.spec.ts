@@ -1,5 +1,5 @@
-import { streams, VM_CONFIG_DEFAULTS, vmDecider, type VmCommand } from '../../domain/src';
-import { InMemoryEventStore } from '../../event-store/src/in-memory/in-memory-event-store';
+import { streams, VM_CONFIG_DEFAULTS, vmDecider, type VmCommand } from '@arbor/domain';
+import { InMemoryEventStore } from '@arbor/event-store';
 import { handleCommand } from './aggregate-repository';
 import { newCommandContext } from './command-context';
 

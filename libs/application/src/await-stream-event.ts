@@ -1,4 +1,4 @@
-import type { EventStore, RecordedEvent } from '../../event-store/src/event-store.port';
+import type { EventStore, RecordedEvent } from '@arbor/event-store';
 import { waitUntil } from './wait-until';
 
 /**

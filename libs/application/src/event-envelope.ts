@@ -1,6 +1,5 @@
-import type { DomainEvent } from '../../domain/src';
-import { deterministicUuid } from '../../domain/src';
-import type { NewEvent, RecordedEvent } from '../../event-store/src/event-store.port';
+import { type DomainEvent, deterministicUuid } from '@arbor/domain';
+import type { NewEvent, RecordedEvent } from '@arbor/event-store';
 import type { CommandContext } from './command-context';
 
 /** Every event type Arbor writes today is at schema version 1; upcasters bring older ones up. */

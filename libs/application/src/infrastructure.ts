@@ -1,5 +1,5 @@
-import type { EventStore } from '../../event-store/src/event-store.port';
-import type { ReadModelStore } from '../../read-models/src/read-model-store.port';
+import type { EventStore } from '@arbor/event-store';
+import type { ReadModelStore } from '@arbor/read-models';
 import type { ArborConfig } from './arbor-config';
 
 /** The opened stores and settings every app runs on (embedded: one set shared by all three). */

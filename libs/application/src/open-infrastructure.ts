@@ -1,11 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EventStore } from '../../event-store/src/event-store.port';
-import { SqliteEventStore } from '../../event-store/src/sqlite/sqlite-event-store';
-import { EventStoreDbEventStore } from '../../event-store/src/eventstoredb/eventstoredb-event-store';
-import type { ReadModelStore } from '../../read-models/src/read-model-store.port';
-import { SqliteReadModelStore } from '../../read-models/src/sqlite/sqlite-read-model-store';
-import { MongoReadModelStore } from '../../read-models/src/mongodb/mongo-read-model-store';
+import { type EventStore, SqliteEventStore, EventStoreDbEventStore } from '@arbor/event-store';
+import { type ReadModelStore, SqliteReadModelStore, MongoReadModelStore } from '@arbor/read-models';
 import type { ArborConfig } from './arbor-config';
 import type { Infrastructure } from './infrastructure';
 

@@ -1,4 +1,4 @@
-import type { ReadModelStore } from '../../read-models/src/read-model-store.port';
+import type { ReadModelStore } from '@arbor/read-models';
 import { waitUntil } from './wait-until';
 
 /** The projector's checkpoint name: how far the read models have caught up with the log. */

@@ -18,3 +18,6 @@ export * from './tag/tag.decider';
 export * from './exec/exec.events';
 export * from './exec/exec.commands';
 export * from './exec/exec.decider';
+export * from './guest-file/guest-file.events';
+export * from './guest-file/guest-file.decider';
+export * from './guest-file/file-chunks';

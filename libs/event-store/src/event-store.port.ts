@@ -9,7 +9,7 @@
 /** What an append expects the stream to be at. */
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
 
-/** Metadata every Arbor event carries (see DESIGN.md, "The log"). */
+/** Metadata every Arbor event carries (see docs/design.md#the-log). */
 export interface EventMetadata {
   /** Version of the event's data schema; upcasters bring old versions up on read. */
   schema_version: number;

@@ -112,7 +112,7 @@ export interface HypervisorDriver {
   ): Promise<{ snapshot: SnapshotInfo; machines: MachineInfo[] }>;
   /**
    * Grows the machine's root filesystem to fs_size_mib (visible to df); never shrinks. A running
-   * machine keeps running; a paused one stays paused (BEHAVIOR.md §2: resize only resumes a
+   * machine keeps running; a paused one stays paused (docs/api-behaviour.md#vm-lifecycle: resize only resumes a
    * machine that was running) and shows the new size to df once resumed.
    */
   resizeDisk(vm_id: string, fs_size_mib: number): Promise<void>;

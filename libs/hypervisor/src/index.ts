@@ -1,5 +1,6 @@
 export * from './hypervisor-driver.port';
 export { SandboxDriver, type SandboxDriverOptions } from './sandbox/sandbox-driver';
 export { QemuDriver, type QemuDriverOptions } from './qemu/qemu-driver';
+export { chooseAccel, kvmUnavailableReason, type AccelChoice } from './qemu/qemu-accel-probe';
 export { InMemoryDriver } from './memory/in-memory-driver';
 export { selectDriver, type DriverCandidate } from './select-driver';

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ApiKeyEvent } from '../../../../libs/domain/src';
-import { parseApiKey, secretMatches, streams } from '../../../../libs/domain/src';
-import { toDomainEvent } from '../../../../libs/application/src/event-envelope';
-import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
+import { type ApiKeyEvent, parseApiKey, secretMatches, streams } from '@arbor/domain';
+import { toDomainEvent } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import type { Principal } from './principal';
 
 /**

@@ -1,10 +1,9 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { generateApiKey, parseApiKey, streams, hashSecret } from '../../../../libs/domain/src';
-import { newCommandContext } from '../../../../libs/application/src/command-context';
-import { toNewEvents } from '../../../../libs/application/src/event-envelope';
-import { type EventStore, WrongExpectedVersionError } from '../../../../libs/event-store/src/event-store.port';
+import { generateApiKey, parseApiKey, streams, hashSecret } from '@arbor/domain';
+import { newCommandContext, toNewEvents } from '@arbor/application';
+import { type EventStore, WrongExpectedVersionError } from '@arbor/event-store';
 
 export const ADMIN_KEY_FILE = 'admin-api-key';
 

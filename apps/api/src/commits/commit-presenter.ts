@@ -1,5 +1,5 @@
-import type { CommitInfoDto, VmCommitEntityDto } from '../../../../libs/contracts/src';
-import type { CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
+import type { CommitInfoDto, VmCommitEntityDto } from '@arbor/contracts';
+import type { CommitDocument } from '@arbor/read-models';
 
 export function presentCommit(doc: CommitDocument): CommitInfoDto {
   return {

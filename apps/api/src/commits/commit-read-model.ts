@@ -1,12 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { notFound } from '../../../../libs/domain/src';
-import { READ_MODEL_STORE, type ReadModelStore } from '../../../../libs/read-models/src/read-model-store.port';
-import {
-  COMMIT_ANCESTORS_COLLECTION,
-  COMMITS_COLLECTION,
-  type CommitAncestorsDocument,
-  type CommitDocument,
-} from '../../../../libs/read-models/src/documents/commit.document';
+import { notFound } from '@arbor/domain';
+import { READ_MODEL_STORE, type ReadModelStore, COMMIT_ANCESTORS_COLLECTION, COMMITS_COLLECTION, type CommitAncestorsDocument, type CommitDocument } from '@arbor/read-models';
 
 export interface Page {
   limit: number;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { invalid, notFound } from '../../../../libs/domain/src';
-import type { CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
+import { invalid, notFound } from '@arbor/domain';
+import type { CommitDocument } from '@arbor/read-models';
 import { TagReadModel } from '../tags/tag-read-model';
 import { CommitReadModel } from './commit-read-model';
 

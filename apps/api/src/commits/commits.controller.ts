@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CommitInfoDto, ListCommitsResponseDto, PaginationQueryDto, UpdateCommitRequestDto, VmCommitEntityDto } from '../../../../libs/contracts/src';
+import { CommitInfoDto, ListCommitsResponseDto, PaginationQueryDto, UpdateCommitRequestDto, VmCommitEntityDto } from '@arbor/contracts';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import type { Page } from './commit-read-model';

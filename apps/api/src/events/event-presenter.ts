@@ -1,6 +1,6 @@
-import type { EventDto } from '../../../../libs/contracts/src';
-import { upcast } from '../../../../libs/application/src/event-envelope';
-import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
+import type { EventDto } from '@arbor/contracts';
+import { upcast } from '@arbor/application';
+import type { RecordedEvent } from '@arbor/event-store';
 
 export function presentEvent(recorded: RecordedEvent): EventDto {
   const event = upcast(recorded);

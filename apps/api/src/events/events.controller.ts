@@ -1,8 +1,8 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { notFound, streams } from '../../../../libs/domain/src';
-import { EventDto, EventFeedQueryDto, EventFeedResponseDto } from '../../../../libs/contracts/src';
-import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
+import { notFound, streams } from '@arbor/domain';
+import { EventDto, EventFeedQueryDto, EventFeedResponseDto } from '@arbor/contracts';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { VmReadModel } from '../vms/vm-read-model';

@@ -1,12 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ExecEvent, ExecExited, ExecFailed, ExecOutput } from '../../../../libs/domain/src';
-import { execDecider, notFound, streams } from '../../../../libs/domain/src';
-import type { ArborConfig } from '../../../../libs/application/src/arbor-config';
-import { toDomainEvent } from '../../../../libs/application/src/event-envelope';
-import { ARBOR_CONFIG } from '../../../../libs/application/src/infrastructure';
-import { ProjectionWaiter } from '../../../../libs/application/src/projection-waiter';
-import { WaitTimeoutError } from '../../../../libs/application/src/wait-until';
-import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
+import { type ExecEvent, type ExecExited, type ExecFailed, type ExecOutput, execDecider, notFound, streams } from '@arbor/domain';
+import { type ArborConfig, toDomainEvent, ARBOR_CONFIG, ProjectionWaiter, WaitTimeoutError } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { HttpError } from '../http/http-error';
 import { chunkLine, errorLine, exitLine, type ExecStreamItem } from './exec-lines';
 import { tailExecStream } from './exec-stream-tail';

@@ -1,6 +1,6 @@
-import type { ExecExited, ExecFailed, ExecOutput } from '../../../../libs/domain/src';
+import type { ExecExited, ExecFailed, ExecOutput } from '@arbor/domain';
 
-/** NDJSON lines of /exec/stream and /exec/stream/attach (BEHAVIOR.md §3.2), in their exact shapes. */
+/** NDJSON lines of /exec/stream and /exec/stream/attach (docs/api-behaviour.md#streaming-exec), in their exact shapes. */
 export type ExecChunkLine = { type: 'chunk'; exec_id: string | null; cursor: number; stream: 'stdout' | 'stderr'; data_b64: string };
 export type ExecExitLine = { type: 'exit'; exec_id: string | null; cursor: number; exit_code: number };
 /** The CLI understands this line as a failure; sent when the command could not finish. */

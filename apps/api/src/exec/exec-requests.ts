@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { deterministicUuid, execDecider, streams } from '../../../../libs/domain/src';
-import type { VmExecRequestDto } from '../../../../libs/contracts/src';
-import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
-import type { CommandContext } from '../../../../libs/application/src/command-context';
-import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
+import { deterministicUuid, execDecider, streams } from '@arbor/domain';
+import type { VmExecRequestDto } from '@arbor/contracts';
+import { handleCommand, type CommandContext } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { VmReadModel } from '../vms/vm-read-model';
 
 /** Appends an ExecRequested for the worker: the one write every exec starts with. */

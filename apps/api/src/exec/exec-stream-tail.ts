@@ -1,5 +1,5 @@
-import type { EventStore, RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
-import { streams } from '../../../../libs/domain/src';
+import type { EventStore, RecordedEvent } from '@arbor/event-store';
+import { streams } from '@arbor/domain';
 
 const TERMINAL = new Set(['ExecExited', 'ExecFailed']);
 const MIN_POLL_MS = 2;

@@ -8,7 +8,7 @@ import {
   VmExecRequestDto,
   VmExecResponseDto,
   VmExecStreamAttachRequestDto,
-} from '../../../../libs/contracts/src';
+} from '@arbor/contracts';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { RunExecCommand } from './commands/run-exec.command';

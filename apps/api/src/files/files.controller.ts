@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiPayloadTooLargeResponse, ApiTags } from '@nestjs/swagger';
-import { DEFAULT_FILE_MODE, VmFileQueryDto, VmReadFileResponseDto, VmWriteFileRequestDto } from '../../../../libs/contracts/src';
-import { MAX_FILE_CONTENT_BYTES } from '../../../../libs/domain/src/guest-file';
+import { DEFAULT_FILE_MODE, VmFileQueryDto, VmReadFileResponseDto, VmWriteFileRequestDto } from '@arbor/contracts';
+import { MAX_FILE_CONTENT_BYTES } from '@arbor/domain';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { HttpError } from '../http/http-error';
 import { UuidParamPipe } from '../http/uuid-param.pipe';

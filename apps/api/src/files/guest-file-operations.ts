@@ -1,22 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { deterministicUuid, streams } from '../../../../libs/domain/src';
-import {
-  fromFileChunks,
-  guestFileDecider,
-  isGuestFileOutcome,
-  toFileChunks,
-  type FileReadRequested,
-  type FileWriteRequested,
-  type GuestFileCommand,
-  type GuestFileEvent,
-  type GuestFileState,
-} from '../../../../libs/domain/src/guest-file';
-import { handleCommand, loadAggregate } from '../../../../libs/application/src/aggregate-repository';
-import type { ArborConfig } from '../../../../libs/application/src/arbor-config';
-import { awaitStreamEvent } from '../../../../libs/application/src/await-stream-event';
-import type { CommandContext } from '../../../../libs/application/src/command-context';
-import { ARBOR_CONFIG } from '../../../../libs/application/src/infrastructure';
-import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
+import { deterministicUuid, streams, fromFileChunks, guestFileDecider, isGuestFileOutcome, toFileChunks, type FileReadRequested, type FileWriteRequested, type GuestFileCommand, type GuestFileEvent, type GuestFileState } from '@arbor/domain';
+import { handleCommand, loadAggregate, type ArborConfig, awaitStreamEvent, type CommandContext, ARBOR_CONFIG } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { HttpError } from '../http/http-error';
 
 type Target = Omit<FileReadRequested['data'], 'op_id'>;

@@ -2,9 +2,9 @@ import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestI
 import type { Response } from 'express';
 import { createHash } from 'node:crypto';
 import { from, mergeMap, of, type Observable } from 'rxjs';
-import { streams } from '../../../../libs/domain/src';
-import { toNewEvents } from '../../../../libs/application/src/event-envelope';
-import { EVENT_STORE, type EventStore, WrongExpectedVersionError } from '../../../../libs/event-store/src/event-store.port';
+import { streams } from '@arbor/domain';
+import { toNewEvents } from '@arbor/application';
+import { EVENT_STORE, type EventStore, WrongExpectedVersionError } from '@arbor/event-store';
 import type { AuthenticatedRequest } from '../auth/api-key.guard';
 import { HttpError } from './http-error';
 

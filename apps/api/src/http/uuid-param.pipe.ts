@@ -1,5 +1,5 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { UUID_PATTERN } from '../../../../libs/domain/src';
+import { UUID_PATTERN } from '@arbor/domain';
 import { HttpError } from './http-error';
 
 /** Path ids must be lowercase-able UUIDs; anything else is a 400 that says so. */

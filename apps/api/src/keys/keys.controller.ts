@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { ValidateKeyResponseDto } from '../../../../libs/contracts/src';
+import { ValidateKeyResponseDto } from '@arbor/contracts';
 
 @ApiTags('keys')
 @ApiBearerAuth()

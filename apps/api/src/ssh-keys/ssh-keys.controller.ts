@@ -1,7 +1,7 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { VmSshKeyResponseDto } from '../../../../libs/contracts/src';
+import { VmSshKeyResponseDto } from '@arbor/contracts';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { GetVmSshKeyQuery } from './queries/get-vm-ssh-key.query';

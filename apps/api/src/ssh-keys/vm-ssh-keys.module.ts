@@ -1,7 +1,5 @@
 import { Module } from '@nestjs/common';
-import type { ArborConfig } from '../../../../libs/application/src/arbor-config';
-import { ARBOR_CONFIG } from '../../../../libs/application/src/infrastructure';
-import { VmSshKeys } from '../../../../libs/application/src/vm-ssh-keys';
+import { type ArborConfig, ARBOR_CONFIG, VmSshKeys } from '@arbor/application';
 
 /**
  * Provides VmSshKeys (the per-VM key pairs) to whoever needs them: the ssh_key endpoint, and VM

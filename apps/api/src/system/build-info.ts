@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { projectRoot } from '../../../../libs/application/src/project-root';
+import { projectRoot } from '@arbor/application';
 
 export interface BuildInfo {
   version: string;

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { SystemVersionDto } from '../../../../libs/contracts/src';
+import { SystemVersionDto } from '@arbor/contracts';
 import { Public } from '../auth/public.decorator';
 import { readBuildInfo } from './build-info';
 

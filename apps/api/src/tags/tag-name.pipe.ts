@@ -1,5 +1,5 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { invalid, TAG_NAME_PATTERN } from '../../../../libs/domain/src';
+import { invalid, TAG_NAME_PATTERN } from '@arbor/domain';
 
 /** The domain's naming rule for tags (alphanumerics, "-", "_", ".", 1-64): a 400 that says the rule. */
 export function requireTagName(value: string): string {

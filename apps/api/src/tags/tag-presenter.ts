@@ -1,5 +1,5 @@
-import type { TagInfoDto } from '../../../../libs/contracts/src';
-import type { CommitTagDocument } from '../../../../libs/read-models/src/documents/commit-tag.document';
+import type { TagInfoDto } from '@arbor/contracts';
+import type { CommitTagDocument } from '@arbor/read-models';
 
 export function presentTag(doc: CommitTagDocument): TagInfoDto {
   return {

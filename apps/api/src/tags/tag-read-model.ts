@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { notFound } from '../../../../libs/domain/src';
-import { READ_MODEL_STORE, type ReadModelStore } from '../../../../libs/read-models/src/read-model-store.port';
-import { COMMIT_TAGS_COLLECTION, commitTagKey, type CommitTagDocument } from '../../../../libs/read-models/src/documents/commit-tag.document';
+import { notFound } from '@arbor/domain';
+import { READ_MODEL_STORE, type ReadModelStore, COMMIT_TAGS_COLLECTION, commitTagKey, type CommitTagDocument } from '@arbor/read-models';
 
 /** Reads of the `commit_tags` read model, scoped to the caller's org. */
 @Injectable()

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CreateCommitTagRequestDto, CreateCommitTagResponseDto, ListTagsResponseDto, TagInfoDto, UpdateCommitTagRequestDto } from '../../../../libs/contracts/src';
+import { CreateCommitTagRequestDto, CreateCommitTagResponseDto, ListTagsResponseDto, TagInfoDto, UpdateCommitTagRequestDto } from '@arbor/contracts';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { CreateTagCommand, DeleteTagCommand, UpdateTagCommand } from './commands/tag-commands';
 import { TagNamePipe } from './tag-name.pipe';

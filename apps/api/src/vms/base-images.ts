@@ -1,4 +1,4 @@
-import { DomainError, VM_CONFIG_DEFAULTS } from '../../../../libs/domain/src';
+import { DomainError, VM_CONFIG_DEFAULTS } from '@arbor/domain';
 
 /**
  * The base images a root VM may start from. Every driver has only the built-in "default" until

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { FromCommitVmRequestDto, NewVmResponseDto, NewVmsResponseDto } from '../../../../libs/contracts/src';
+import { FromCommitVmRequestDto, NewVmResponseDto, NewVmsResponseDto } from '@arbor/contracts';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { HttpError } from '../http/http-error';
 import { queryBoolean } from '../http/query-booleans';

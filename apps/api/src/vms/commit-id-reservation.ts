@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { commitIdDecider, conflict, deterministicUuid, streams } from '../../../../libs/domain/src';
-import { commandAppended, handleCommand } from '../../../../libs/application/src/aggregate-repository';
-import type { CommandContext } from '../../../../libs/application/src/command-context';
-import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
+import { commitIdDecider, conflict, deterministicUuid, streams } from '@arbor/domain';
+import { commandAppended, handleCommand, type CommandContext } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 
 /**
  * A client-chosen commit id (`POST /vm/{id}/commit {commit_id}`): refused when a commit has it

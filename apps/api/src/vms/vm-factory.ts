@@ -1,14 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { commitDecider, deterministicUuid, DomainError, notFound, streams, type VmBootFailed, type VmConfig, vmDecider } from '../../../../libs/domain/src';
-import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
-import type { ArborConfig } from '../../../../libs/application/src/arbor-config';
-import { awaitStreamEvent } from '../../../../libs/application/src/await-stream-event';
-import { ARBOR_CONFIG } from '../../../../libs/application/src/infrastructure';
-import { ProjectionWaiter } from '../../../../libs/application/src/projection-waiter';
-import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
-import { VmSshKeys } from '../../../../libs/application/src/vm-ssh-keys';
-import type { CommitDocument } from '../../../../libs/read-models/src/documents/commit.document';
+import { commitDecider, deterministicUuid, DomainError, notFound, streams, type VmBootFailed, type VmConfig, vmDecider } from '@arbor/domain';
+import { handleCommand, type ArborConfig, awaitStreamEvent, ARBOR_CONFIG, ProjectionWaiter, VmSshKeys } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
+import type { CommitDocument } from '@arbor/read-models';
 import type { RequestContext } from '../auth/request-context.decorator';
 import { HttpError } from '../http/http-error';
 

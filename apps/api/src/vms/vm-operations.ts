@@ -1,11 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { streams, vmDecider, type VmCommand } from '../../../../libs/domain/src';
-import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
-import type { ArborConfig } from '../../../../libs/application/src/arbor-config';
-import type { CommandContext } from '../../../../libs/application/src/command-context';
-import { ARBOR_CONFIG } from '../../../../libs/application/src/infrastructure';
-import { ProjectionWaiter } from '../../../../libs/application/src/projection-waiter';
-import { EVENT_STORE, type EventStore } from '../../../../libs/event-store/src/event-store.port';
+import { streams, vmDecider, type VmCommand } from '@arbor/domain';
+import { handleCommand, type ArborConfig, type CommandContext, ARBOR_CONFIG, ProjectionWaiter } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { awaitVmOutcome } from './commands/vm-outcome';
 
 /**

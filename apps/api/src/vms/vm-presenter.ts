@@ -1,5 +1,5 @@
-import type { VmDocument } from '../../../../libs/read-models/src/documents/vm.document';
-import type { VmDto, VmMetadataResponseDto } from '../../../../libs/contracts/src';
+import type { VmDocument } from '@arbor/read-models';
+import type { VmDto, VmMetadataResponseDto } from '@arbor/contracts';
 
 export function presentVm(doc: VmDocument): VmDto {
   return { vm_id: doc.vm_id, owner_id: doc.owner_id, created_at: doc.created_at, state: doc.state, labels: doc.labels ?? null };

@@ -1,10 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { notFound } from '../../../../libs/domain/src';
-import { waitUntil } from '../../../../libs/application/src/wait-until';
-import { ARBOR_CONFIG } from '../../../../libs/application/src/infrastructure';
-import type { ArborConfig } from '../../../../libs/application/src/arbor-config';
-import { READ_MODEL_STORE, type ReadModelStore } from '../../../../libs/read-models/src/read-model-store.port';
-import { VMS_COLLECTION, type VmDocument } from '../../../../libs/read-models/src/documents/vm.document';
+import { notFound } from '@arbor/domain';
+import { waitUntil, ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
+import { READ_MODEL_STORE, type ReadModelStore, VMS_COLLECTION, type VmDocument } from '@arbor/read-models';
 import { HttpError } from '../http/http-error';
 
 /** Reads of the `vms` read model, always scoped to the caller's org. */

@@ -12,7 +12,7 @@ import {
   VmDeleteResponseDto,
   VmDto,
   VmMetadataResponseDto,
-} from '../../../../libs/contracts/src';
+} from '@arbor/contracts';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { queryBoolean } from '../http/query-booleans';
 import { UuidParamPipe } from '../http/uuid-param.pipe';

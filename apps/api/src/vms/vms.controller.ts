@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { VmDto } from '../../../../libs/contracts/src';
+import { VmDto } from '@arbor/contracts';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { ListVmsQuery } from './queries/list-vms.query';
 

@@ -1,8 +1,7 @@
-import type { TagEvent } from '../../../../libs/domain/src';
-import { toDomainEvent } from '../../../../libs/application/src/event-envelope';
-import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
-import type { WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
-import { COMMIT_TAGS_COLLECTION, commitTagKey, type CommitTagDocument } from '../../../../libs/read-models/src/documents/commit-tag.document';
+import type { TagEvent } from '@arbor/domain';
+import { toDomainEvent } from '@arbor/application';
+import type { RecordedEvent } from '@arbor/event-store';
+import { type WriteOp, COMMIT_TAGS_COLLECTION, commitTagKey, type CommitTagDocument } from '@arbor/read-models';
 import type { Projection } from './projection';
 
 /** The `commit_tags` read model: GET /commit_tags and tag lookups by name. */

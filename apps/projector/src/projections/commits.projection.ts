@@ -1,13 +1,7 @@
-import type { CommitEvent } from '../../../../libs/domain/src';
-import { toDomainEvent } from '../../../../libs/application/src/event-envelope';
-import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
-import type { WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
-import {
-  COMMIT_ANCESTORS_COLLECTION,
-  COMMITS_COLLECTION,
-  type CommitAncestorsDocument,
-  type CommitDocument,
-} from '../../../../libs/read-models/src/documents/commit.document';
+import type { CommitEvent } from '@arbor/domain';
+import { toDomainEvent } from '@arbor/application';
+import type { RecordedEvent } from '@arbor/event-store';
+import { type WriteOp, COMMIT_ANCESTORS_COLLECTION, COMMITS_COLLECTION, type CommitAncestorsDocument, type CommitDocument } from '@arbor/read-models';
 import type { Projection, ProjectionReads } from './projection';
 
 /**

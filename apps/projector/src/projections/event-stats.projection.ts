@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
-import type { WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
+import type { RecordedEvent } from '@arbor/event-store';
+import type { WriteOp } from '@arbor/read-models';
 import type { Projection } from './projection';
 
 /**

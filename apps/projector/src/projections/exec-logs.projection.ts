@@ -1,8 +1,7 @@
-import type { ExecEvent } from '../../../../libs/domain/src';
-import { toDomainEvent } from '../../../../libs/application/src/event-envelope';
-import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
-import type { WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
-import { VM_EXEC_LOGS_COLLECTION, type ExecLogEntryDocument } from '../../../../libs/read-models/src/documents/exec-log-entry.document';
+import type { ExecEvent } from '@arbor/domain';
+import { toDomainEvent } from '@arbor/application';
+import type { RecordedEvent } from '@arbor/event-store';
+import { type WriteOp, VM_EXEC_LOGS_COLLECTION, type ExecLogEntryDocument } from '@arbor/read-models';
 import type { Projection } from './projection';
 
 /**

@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
-import type { ReadModelStore, WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
+import type { RecordedEvent } from '@arbor/event-store';
+import type { ReadModelStore, WriteOp } from '@arbor/read-models';
 
 /**
  * What a projection may read while projecting: the read models as they stand after every earlier

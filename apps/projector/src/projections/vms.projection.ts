@@ -1,9 +1,7 @@
-import type { VmEvent } from '../../../../libs/domain/src';
-import { toDomainEvent } from '../../../../libs/application/src/event-envelope';
-import type { RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
-import type { WriteOp } from '../../../../libs/read-models/src/read-model-store.port';
-import type { VmDocument } from '../../../../libs/read-models/src/documents/vm.document';
-import { VMS_COLLECTION } from '../../../../libs/read-models/src/documents/vm.document';
+import type { VmEvent } from '@arbor/domain';
+import { toDomainEvent } from '@arbor/application';
+import type { RecordedEvent } from '@arbor/event-store';
+import { type WriteOp, type VmDocument, VMS_COLLECTION } from '@arbor/read-models';
 import type { Projection } from './projection';
 
 const set = (vm_id: string, fields: Partial<VmDocument>): WriteOp => ({

@@ -1,13 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commitDecider, execDecider, streams, VM_CONFIG_DEFAULTS, vmDecider, type CommitCommand, type ExecCommand, type VmCommand } from '../../../../libs/domain/src';
-import { guestFileDecider, type GuestFileCommand } from '../../../../libs/domain/src/guest-file';
-import { handleCommand } from '../../../../libs/application/src/aggregate-repository';
-import { newCommandContext, type CommandContext } from '../../../../libs/application/src/command-context';
-import { InMemoryEventStore } from '../../../../libs/event-store/src/in-memory/in-memory-event-store';
-import type { EventStore } from '../../../../libs/event-store/src/event-store.port';
-import type { HypervisorDriver } from '../../../../libs/hypervisor/src/hypervisor-driver.port';
+import { commitDecider, execDecider, streams, VM_CONFIG_DEFAULTS, vmDecider, type CommitCommand, type ExecCommand, type VmCommand, guestFileDecider, type GuestFileCommand } from '@arbor/domain';
+import { handleCommand, newCommandContext, type CommandContext } from '@arbor/application';
+import { InMemoryEventStore, type EventStore } from '@arbor/event-store';
+import type { HypervisorDriver } from '@arbor/hypervisor';
 import { execsRunningHereSettled } from '../exec-runner';
 import { VmWorker } from '../vm-worker';
 

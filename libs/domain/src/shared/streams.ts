@@ -1,4 +1,4 @@
-/** Stream naming: one stream per aggregate instance (DESIGN.md, "The log"). */
+/** Stream naming: one stream per aggregate instance (docs/design.md#the-log). */
 export const streams = {
   vm: (vmId: string) => `vm-${vmId}`,
   /** Reservation stream: the worker (host) a VM is placed on; the first claim wins. */

@@ -108,7 +108,7 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
       return [{ type: 'VmBooted', data: { vm_id: state.vm_id!, driver: command.driver, booted_at: command.now } }];
     case 'RecordVmBootFailed':
       if (state.lifecycle !== 'booting') return [];
-      // The node cleans up a VM that failed to boot (BEHAVIOR.md §2: it disappears); the failure
+      // The node cleans up a VM that failed to boot (docs/api-behaviour.md#vm-lifecycle: it disappears); the failure
       // event keeps the reason, the deletion in the same append takes it out of every list.
       return [
         { type: 'VmBootFailed', data: { vm_id: state.vm_id!, reason: command.reason } },

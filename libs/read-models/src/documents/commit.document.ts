@@ -1,4 +1,4 @@
-import type { VmConfig } from '../../../domain/src';
+import type { VmConfig } from '@arbor/domain';
 
 /** Collection `commits`: one document per commit, kept by the projector. */
 export const COMMITS_COLLECTION = 'commits';

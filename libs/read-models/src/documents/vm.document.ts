@@ -1,4 +1,4 @@
-import type { Labels, VmConfig } from '../../../domain/src';
+import type { Labels, VmConfig } from '@arbor/domain';
 
 /** Collection `vms`: one document per VM, kept by the projector, served by list/get. */
 export const VMS_COLLECTION = 'vms';

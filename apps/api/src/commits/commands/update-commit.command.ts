@@ -1,5 +1,5 @@
 import { Command } from '@nestjs/cqrs';
-import type { CommitInfoDto } from '../../../../../libs/contracts/src';
+import type { CommitInfoDto } from '@arbor/contracts';
 import type { RequestContext } from '../../auth/request-context.decorator';
 
 /** PATCH /commits/{id}: visibility, and optionally name and description. */

@@ -1,10 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { commitDecider, streams } from '../../../../../libs/domain/src';
-import type { CommitInfoDto } from '../../../../../libs/contracts/src';
-import { handleCommand } from '../../../../../libs/application/src/aggregate-repository';
-import { ProjectionWaiter } from '../../../../../libs/application/src/projection-waiter';
-import { EVENT_STORE, type EventStore } from '../../../../../libs/event-store/src/event-store.port';
+import { commitDecider, streams } from '@arbor/domain';
+import type { CommitInfoDto } from '@arbor/contracts';
+import { handleCommand, ProjectionWaiter } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { presentCommit } from '../commit-presenter';
 import { CommitReadModel } from '../commit-read-model';
 import { DeleteCommitCommand, UpdateCommitCommand } from './update-commit.command';

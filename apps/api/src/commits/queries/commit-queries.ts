@@ -1,5 +1,5 @@
 import { type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
-import type { ListCommitsResponseDto, VmCommitEntityDto } from '../../../../../libs/contracts/src';
+import type { ListCommitsResponseDto, VmCommitEntityDto } from '@arbor/contracts';
 import { presentCommit, presentCommitEntity } from '../commit-presenter';
 import { CommitReadModel, type Page } from '../commit-read-model';
 

@@ -1,5 +1,5 @@
 import { Command } from '@nestjs/cqrs';
-import type { VmExecRequestDto, VmExecResponseDto } from '../../../../../libs/contracts/src';
+import type { VmExecRequestDto, VmExecResponseDto } from '@arbor/contracts';
 import type { RequestContext } from '../../auth/request-context.decorator';
 
 /** POST /vm/{id}/exec: run a command and answer with its whole output and exit code. */

@@ -1,5 +1,5 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import type { VmExecResponseDto } from '../../../../../libs/contracts/src';
+import type { VmExecResponseDto } from '@arbor/contracts';
 import { HttpError } from '../../http/http-error';
 import { ExecFollower } from '../exec-follower';
 import { ExecRequests } from '../exec-requests';

@@ -1,5 +1,5 @@
 import { Command } from '@nestjs/cqrs';
-import type { VmExecRequestDto } from '../../../../../libs/contracts/src';
+import type { VmExecRequestDto } from '@arbor/contracts';
 import type { RequestContext } from '../../auth/request-context.decorator';
 import type { ExecStreamItem } from '../exec-lines';
 

@@ -1,8 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { type IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import type { VmExecLogResponseDto } from '../../../../../libs/contracts/src';
-import { READ_MODEL_STORE, type ReadModelStore } from '../../../../../libs/read-models/src/read-model-store.port';
-import { VM_EXEC_LOGS_COLLECTION, type ExecLogEntryDocument } from '../../../../../libs/read-models/src/documents/exec-log-entry.document';
+import type { VmExecLogResponseDto } from '@arbor/contracts';
+import { READ_MODEL_STORE, type ReadModelStore, VM_EXEC_LOGS_COLLECTION, type ExecLogEntryDocument } from '@arbor/read-models';
 import { VmReadModel } from '../../vms/vm-read-model';
 import { GetExecLogsQuery } from './get-exec-logs.query';
 

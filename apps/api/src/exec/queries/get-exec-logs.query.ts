@@ -1,5 +1,5 @@
 import { Query } from '@nestjs/cqrs';
-import type { ExecLogStream, VmExecLogResponseDto } from '../../../../../libs/contracts/src';
+import type { ExecLogStream, VmExecLogResponseDto } from '@arbor/contracts';
 
 /** GET /vm/{id}/logs: a page of the VM's exec output, oldest first. */
 export class GetExecLogsQuery extends Query<VmExecLogResponseDto> {

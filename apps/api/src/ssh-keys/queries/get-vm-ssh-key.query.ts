@@ -1,5 +1,5 @@
 import { Query } from '@nestjs/cqrs';
-import type { VmSshKeyResponseDto } from '../../../../../libs/contracts/src';
+import type { VmSshKeyResponseDto } from '@arbor/contracts';
 
 /** GET /vm/{id}/ssh_key: the private half of the VM's own key pair. */
 export class GetVmSshKeyQuery extends Query<VmSshKeyResponseDto> {

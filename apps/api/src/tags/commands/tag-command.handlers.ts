@@ -1,11 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { deterministicUuid, streams, tagDecider, type TagCommand } from '../../../../../libs/domain/src';
-import type { CreateCommitTagResponseDto } from '../../../../../libs/contracts/src';
-import { handleCommand } from '../../../../../libs/application/src/aggregate-repository';
-import type { CommandContext } from '../../../../../libs/application/src/command-context';
-import { ProjectionWaiter } from '../../../../../libs/application/src/projection-waiter';
-import { EVENT_STORE, type EventStore } from '../../../../../libs/event-store/src/event-store.port';
+import { deterministicUuid, streams, tagDecider, type TagCommand } from '@arbor/domain';
+import type { CreateCommitTagResponseDto } from '@arbor/contracts';
+import { handleCommand, type CommandContext, ProjectionWaiter } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { CommitReadModel } from '../../commits/commit-read-model';
 import { requireTagName } from '../tag-name.pipe';
 import { CreateTagCommand, DeleteTagCommand, UpdateTagCommand } from './tag-commands';

@@ -1,5 +1,5 @@
 import { Command } from '@nestjs/cqrs';
-import type { CreateCommitTagResponseDto } from '../../../../../libs/contracts/src';
+import type { CreateCommitTagResponseDto } from '@arbor/contracts';
 import type { RequestContext } from '../../auth/request-context.decorator';
 
 export class CreateTagCommand extends Command<CreateCommitTagResponseDto> {

@@ -1,6 +1,6 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { deterministicUuid } from '../../../../../libs/domain/src';
-import type { CommitDocument } from '../../../../../libs/read-models/src/documents/commit.document';
+import { deterministicUuid } from '@arbor/domain';
+import type { CommitDocument } from '@arbor/read-models';
 import type { RequestContext } from '../../auth/request-context.decorator';
 import { CommitReadModel } from '../../commits/commit-read-model';
 import { CommitSourceResolver } from '../../commits/commit-source-resolver';

@@ -1,5 +1,5 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { deterministicUuid } from '../../../../../libs/domain/src';
+import { deterministicUuid } from '@arbor/domain';
 import { CommitIdReservation } from '../commit-id-reservation';
 import { VmOperations } from '../vm-operations';
 import { VmReadModel } from '../vm-read-model';

@@ -1,5 +1,5 @@
 import { Command } from '@nestjs/cqrs';
-import type { VmCreateVmConfigDto } from '../../../../../libs/contracts/src';
+import type { VmCreateVmConfigDto } from '@arbor/contracts';
 import type { RequestContext } from '../../auth/request-context.decorator';
 
 /** POST /vm/new_root: a fresh VM from a base image. Returns the new VM's id. */

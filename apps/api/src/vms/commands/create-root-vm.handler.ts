@@ -1,5 +1,5 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { VM_CONFIG_DEFAULTS } from '../../../../../libs/domain/src';
+import { VM_CONFIG_DEFAULTS } from '@arbor/domain';
 import { requireBaseImage } from '../base-images';
 import { VmFactory } from '../vm-factory';
 import { CreateRootVmCommand } from './create-root-vm.command';

@@ -1,12 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { DomainError, streams, vmDecider } from '../../../../../libs/domain/src';
-import { commandAppended, handleCommand } from '../../../../../libs/application/src/aggregate-repository';
-import { awaitStreamEvent } from '../../../../../libs/application/src/await-stream-event';
-import { ProjectionWaiter } from '../../../../../libs/application/src/projection-waiter';
-import { ARBOR_CONFIG } from '../../../../../libs/application/src/infrastructure';
-import type { ArborConfig } from '../../../../../libs/application/src/arbor-config';
-import { EVENT_STORE, type EventStore } from '../../../../../libs/event-store/src/event-store.port';
+import { DomainError, streams, vmDecider } from '@arbor/domain';
+import { commandAppended, handleCommand, awaitStreamEvent, ProjectionWaiter, ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { HttpError } from '../../http/http-error';
 import { VmReadModel } from '../vm-read-model';
 import { DeleteVmCommand } from './delete-vm.command';

@@ -1,9 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { streams, vmDecider } from '../../../../../libs/domain/src';
-import { handleCommand } from '../../../../../libs/application/src/aggregate-repository';
-import { ProjectionWaiter } from '../../../../../libs/application/src/projection-waiter';
-import { EVENT_STORE, type EventStore } from '../../../../../libs/event-store/src/event-store.port';
+import { streams, vmDecider } from '@arbor/domain';
+import { handleCommand, ProjectionWaiter } from '@arbor/application';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { VmReadModel } from '../vm-read-model';
 import { SetVmLabelsCommand } from './set-vm-labels.command';
 

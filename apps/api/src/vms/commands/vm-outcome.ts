@@ -1,6 +1,6 @@
-import { awaitStreamEvent } from '../../../../../libs/application/src/await-stream-event';
-import type { EventStore } from '../../../../../libs/event-store/src/event-store.port';
-import { streams } from '../../../../../libs/domain/src';
+import { awaitStreamEvent } from '@arbor/application';
+import type { EventStore } from '@arbor/event-store';
+import { streams } from '@arbor/domain';
 import { HttpError } from '../../http/http-error';
 
 /**

@@ -1,5 +1,5 @@
 import { Query } from '@nestjs/cqrs';
-import type { VmDto, VmMetadataResponseDto } from '../../../../../libs/contracts/src';
+import type { VmDto, VmMetadataResponseDto } from '@arbor/contracts';
 
 /** GET /vm/{id}/status: the VM as listed. */
 export class GetVmStatusQuery extends Query<VmDto> {

@@ -1,5 +1,5 @@
 import { type IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import type { VmDto } from '../../../../../libs/contracts/src';
+import type { VmDto } from '@arbor/contracts';
 import { VmReadModel } from '../vm-read-model';
 import { presentVm } from '../vm-presenter';
 import { ListVmsQuery } from './list-vms.query';

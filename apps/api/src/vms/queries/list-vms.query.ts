@@ -1,5 +1,5 @@
 import { Query } from '@nestjs/cqrs';
-import type { VmDto } from '../../../../../libs/contracts/src';
+import type { VmDto } from '@arbor/contracts';
 
 /** GET /vms: the org's live VMs, oldest first. */
 export class ListVmsQuery extends Query<VmDto[]> {

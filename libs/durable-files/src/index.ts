@@ -1,0 +1,2 @@
+export * from './write-file-atomic';
+export * from './read-json-file';

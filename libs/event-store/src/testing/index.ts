@@ -1,0 +1,2 @@
+export * from './esdb-fake';
+export * from './event-store.contract';

@@ -1,0 +1,16 @@
+/**
+ * The bare host primitives the drivers are built from, for the benchmarks that compare a driver's
+ * operations with them (`@arbor/hypervisor/primitives`; bench/ only).
+ */
+export { GuestAgentClient } from './qemu/guest-agent-client';
+export type { GuestExecStatus } from './qemu/guest-command';
+export { readQemuBaseImage, type QemuBaseImage } from './qemu/image/qemu-base-image';
+export { DISK_DEVICE, qemuArguments, type QemuAccel } from './qemu/qemu-command-line';
+export { killAndWait, launchQemu, type QemuProcess } from './qemu/qemu-process';
+export { createOverlay, createOverlayOnFuture } from './qemu/qcow2-chain';
+export { QmpClient } from './qemu/qmp-client';
+export { isAlive } from './sandbox/process-identity';
+export { baseRootfsPath } from './sandbox/base-rootfs';
+export { machineCgroups } from './sandbox/cgroup-hierarchy';
+export { MachineCgroups } from './sandbox/machine-cgroups';
+export { MachineLayout } from './sandbox/machine-layout';

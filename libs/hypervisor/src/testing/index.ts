@@ -1,0 +1,4 @@
+export * from './hypervisor-driver.contract';
+export * from './guest-probes';
+export * from './host-processes';
+export * from './machine-specs';

@@ -1,0 +1,2 @@
+export * from './mongo-fake';
+export * from './read-model-store.contract';
