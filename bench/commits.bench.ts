@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { streams, VM_CONFIG_DEFAULTS } from '@arbor/domain';
-import { newCommandContext, toNewEvents } from '@arbor/application';
+import { AggregateRepository, newCommandContext } from '@arbor/application';
+import { Commit, SystemBootstrap, VM_CONFIG_DEFAULTS } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { startBenchArbor } from './embedded-client';
 import { report, spreadOf, timed } from './stats';
@@ -11,16 +11,16 @@ const DEPTH = 1000;
 export async function benchParentsChain(): Promise<void> {
   const bench = await startBenchArbor({}, new InMemoryDriver());
   try {
-    const store = bench.arbor.infra.eventStore;
-    const { org_id, key_id } = (await store.readStream(streams.bootstrap()))[0].data as { org_id: string; key_id: string };
+    const aggregates = new AggregateRepository(bench.arbor.infra.eventStore);
+    const { org_id, key_id } = (await aggregates.load(SystemBootstrap, 'bootstrap')).state.bootstrapped!;
     let parent: string | null = null;
     for (let i = 0; i < DEPTH; i++) {
       const commit_id = randomUUID();
-      const data = {
-        commit_id, org_id, owner_id: key_id, name: `c${i}`, description: null, parent_vm_id: randomUUID(),
+      const command = {
+        type: 'RecordCommitCreated' as const, commit_id, org_id, owner_id: key_id, name: `c${i}`, description: null, parent_vm_id: randomUUID(),
         grandparent_commit_id: parent, includes_memory: false, config: VM_CONFIG_DEFAULTS, driver: 'bench', created_at: new Date().toISOString(),
       };
-      await store.append(streams.commit(commit_id), toNewEvents([{ type: 'CommitCreated', data }], newCommandContext({ org_id, actor_key_id: key_id })), 'no_stream');
+      await aggregates.handle(Commit, commit_id, command, newCommandContext({ org_id, actor_key_id: key_id }));
       parent = commit_id;
     }
     const leaf = parent!;

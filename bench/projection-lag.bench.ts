@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { streams, VM_CONFIG_DEFAULTS, vmDecider } from '@arbor/domain';
-import { handleCommand, newCommandContext, PROJECTOR_CHECKPOINT } from '@arbor/application';
+import { AggregateRepository, newCommandContext, PROJECTOR_CHECKPOINT } from '@arbor/application';
+import { Vm, VM_CONFIG_DEFAULTS } from '@arbor/domain';
 import { SqliteEventStore } from '@arbor/event-store';
 import { SqliteReadModelStore } from '@arbor/read-models';
 import { Projector } from '../apps/projector/src/projector';
@@ -18,13 +18,13 @@ export async function benchProjectionLag(): Promise<void> {
   const projector = new Projector(events, readModels, ALL_PROJECTIONS);
   await projector.start();
   try {
+    const aggregates = new AggregateRepository(events);
     const lags: number[] = [];
     for (let i = 0; i < 1000; i++) {
       const vm_id = randomUUID();
-      const result = await handleCommand(
-        events,
-        streams.vm(vm_id),
-        vmDecider,
+      const result = await aggregates.handle(
+        Vm,
+        vm_id,
         { type: 'RequestVmCreation', vm_id, org_id: 'bench', owner_id: 'bench', config: VM_CONFIG_DEFAULTS, labels: null, env: {}, ip: 'fd00::1', now: new Date().toISOString() },
         newCommandContext({ org_id: 'bench', actor_key_id: null }),
       );

@@ -1,4 +1,4 @@
-import { streams, vmDecider, type VmEvent } from '@arbor/domain';
+import { vmDecider, type VmEvent, Commit, Vm } from '@arbor/domain';
 import { toDomainEvent } from '@arbor/application';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
@@ -20,7 +20,7 @@ describe('concurrent conflicting commands on one VM (HTTP)', () => {
   afterAll(() => arbor.destroy());
 
   const newVm = () => arbor.bootVm();
-  const history = async (vm_id: string) => (await arbor.infra.eventStore.readStream(streams.vm(vm_id))).map((e) => toDomainEvent<VmEvent>(e));
+  const history = async (vm_id: string) => (await arbor.infra.eventStore.readStream(Vm.stream(vm_id))).map((e) => toDomainEvent<VmEvent>(e));
 
   it('delete while committing: never both half-done; answers match the log', async () => {
     const outcomes = new Set<string>();
@@ -42,7 +42,7 @@ describe('concurrent conflicting commands on one VM (HTTP)', () => {
       const types = events.map((e) => e.type);
       if (commit.status === 201) {
         expect(types).toContain('VmCommitted');
-        const commitStream = await arbor.infra.eventStore.readStream(streams.commit(commit.json.commit_id));
+        const commitStream = await arbor.infra.eventStore.readStream(Commit.stream(commit.json.commit_id));
         expect(commitStream.map((e) => e.type)).toEqual(['CommitCreated']);
       } else {
         expect(types).not.toContain('VmCommitRequested');

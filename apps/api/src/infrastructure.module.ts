@@ -1,22 +1,29 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { ARBOR_CONFIG, type Infrastructure, ProjectionWaiter } from '@arbor/application';
+import { AggregateRepository, ARBOR_CONFIG, type Infrastructure, Operations, ProjectionWaiter } from '@arbor/application';
 import { EVENT_STORE } from '@arbor/event-store';
 import { READ_MODEL_STORE } from '@arbor/read-models';
 
-/** Hands the already-opened stores to Nest (the process that opened them owns their lifetime). */
+/**
+ * Hands the already-opened stores to Nest (the process that opened them owns their lifetime), with
+ * what every handler runs commands through: the aggregate repository and Operations.
+ */
 @Global()
 @Module({})
 export class InfrastructureModule {
   static forRoot(infra: Infrastructure): DynamicModule {
+    const aggregates = new AggregateRepository(infra.eventStore);
+    const projection = new ProjectionWaiter(infra.readModels, infra.config.waitTimeoutMs);
     return {
       module: InfrastructureModule,
       providers: [
         { provide: ARBOR_CONFIG, useValue: infra.config },
         { provide: EVENT_STORE, useValue: infra.eventStore },
         { provide: READ_MODEL_STORE, useValue: infra.readModels },
-        { provide: ProjectionWaiter, useValue: new ProjectionWaiter(infra.readModels, infra.config.waitTimeoutMs) },
+        { provide: ProjectionWaiter, useValue: projection },
+        { provide: AggregateRepository, useValue: aggregates },
+        { provide: Operations, useValue: new Operations(aggregates, projection, infra.config.waitTimeoutMs) },
       ],
-      exports: [ARBOR_CONFIG, EVENT_STORE, READ_MODEL_STORE, ProjectionWaiter],
+      exports: [ARBOR_CONFIG, EVENT_STORE, READ_MODEL_STORE, ProjectionWaiter, AggregateRepository, Operations],
     };
   }
 }

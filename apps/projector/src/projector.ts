@@ -1,6 +1,7 @@
-import type { EventStore, RecordedEvent, AllSubscription } from '@arbor/event-store';
+import { PROJECTOR_CHECKPOINT, toDomainEvent, upcast } from '@arbor/application';
+import { aggregateOfStream } from '@arbor/domain';
+import type { AllSubscription, EventStore, RecordedEvent } from '@arbor/event-store';
 import type { ReadModelStore } from '@arbor/read-models';
-import { PROJECTOR_CHECKPOINT } from '@arbor/application';
 import type { Projection } from './projections';
 
 /**
@@ -46,7 +47,11 @@ export class Projector {
 
   /** Applies one event (exposed for rebuilds and tests). Returns false if it was already applied. */
   async apply(event: RecordedEvent): Promise<boolean> {
-    const ops = (await Promise.all(this.projections.map((p) => p.project(event, this.readModels)))).flat();
+    const aggregate = aggregateOfStream(event.stream_id);
+    const recorded = upcast(event);
+    const domainEvent = toDomainEvent(recorded);
+    const projections = this.projections.filter((p) => !p.aggregates || (aggregate !== null && p.aggregates.includes(aggregate)));
+    const ops = (await Promise.all(projections.map((p) => p.project(domainEvent, recorded, this.readModels)))).flat();
     return this.readModels.commit(ops, { name: PROJECTOR_CHECKPOINT, position: event.position });
   }
 

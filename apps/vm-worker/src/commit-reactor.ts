@@ -1,6 +1,5 @@
-import { type CommitEvent, commitDecider, streams } from '@arbor/domain';
-import { loadAggregate } from '@arbor/application';
-import type { EventStore } from '@arbor/event-store';
+import type { AggregateRepository } from '@arbor/application';
+import { Commit } from '@arbor/domain';
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import type { StreamReactor } from './stream-reactor';
 
@@ -10,16 +9,16 @@ import type { StreamReactor } from './stream-reactor';
  * commit), the commit stays known and the next resync tries again.
  */
 export class CommitReactor implements StreamReactor {
-  readonly prefix = 'commit-';
+  readonly aggregate = Commit;
 
   constructor(
-    private readonly events: EventStore,
+    private readonly aggregates: AggregateRepository,
     private readonly driver: HypervisorDriver,
     private readonly log: (line: string) => void = () => {},
   ) {}
 
   async react(commit_id: string): Promise<boolean> {
-    const { state } = await loadAggregate<ReturnType<typeof commitDecider.initialState>, CommitEvent>(this.events, streams.commit(commit_id), commitDecider);
+    const { state } = await this.aggregates.load(Commit, commit_id);
     if (state.status !== 'deleted' || !(await this.driver.getSnapshot(commit_id))) return false;
     try {
       await this.driver.deleteSnapshot(commit_id);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { streams } from '@arbor/domain';
+import { Commit, Vm } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { WorkerTestBed } from './testing/worker-test-bed';
 
@@ -32,14 +32,14 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
     await bed.requestVm(child, { commit_id: commit, source_vm_id: source });
     await bed.settle();
     expect(driver.calls).toEqual([`start ${child}`]);
-    expect(await bed.types(streams.commit(commit))).toEqual(['CommitCreated', 'CommitUsedByVm']);
+    expect(await bed.types(Commit.stream(commit))).toEqual(['CommitCreated', 'CommitUsedByVm']);
 
     await bed.vm(child, { type: 'RequestVmDeletion' });
     await bed.settle();
     expect(driver.calls).toEqual([`start ${child}`, `destroy ${child}`]);
     const all = await bed.store.readAll();
     const released = all.findIndex((e) => e.type === 'CommitReleasedByVm');
-    const deleted = all.findIndex((e) => e.type === 'VmDeleted' && e.stream_id === streams.vm(child));
+    const deleted = all.findIndex((e) => e.type === 'VmDeleted' && e.stream_id === Vm.stream(child));
     expect(released).toBeGreaterThan(-1);
     expect(released).toBeLessThan(deleted);
     await bed.commit(commit, { type: 'DeleteCommit', now: new Date().toISOString() });
@@ -55,10 +55,10 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
     await bed.start(driver);
     await bed.settle();
     expect(driver.calls.filter((c) => c.startsWith('start'))).toEqual([]);
-    const events = await bed.store.readStream(streams.vm(child));
+    const events = await bed.store.readStream(Vm.stream(child));
     expect(events.map((e) => e.type)).toEqual(['VmCreationRequested', 'VmBootFailed', 'VmDeleted']);
     expect((events[1].data as { reason: string }).reason).toBe(`commit ${commit} not found`);
-    expect(await bed.types(streams.commit(commit))).toEqual(['CommitCreated', 'CommitDeleted']);
+    expect(await bed.types(Commit.stream(commit))).toEqual(['CommitCreated', 'CommitDeleted']);
   });
 
   it('a VM that fails to start from the commit releases it', async () => {
@@ -67,8 +67,8 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
     await bed.requestVm(child, { commit_id: commit, source_vm_id: source });
     await bed.settle();
     expect(driver.calls).toEqual([`start ${child}`, `destroy ${child}`]);
-    expect(await bed.types(streams.commit(commit))).toEqual(['CommitCreated', 'CommitUsedByVm', 'CommitReleasedByVm']);
-    expect(await bed.types(streams.vm(child))).toEqual(['VmCreationRequested', 'VmBootFailed', 'VmDeleted']);
+    expect(await bed.types(Commit.stream(commit))).toEqual(['CommitCreated', 'CommitUsedByVm', 'CommitReleasedByVm']);
+    expect(await bed.types(Vm.stream(child))).toEqual(['VmCreationRequested', 'VmBootFailed', 'VmDeleted']);
   });
 
   it('a dead VM still holds its commit until it is deleted', async () => {
@@ -79,7 +79,7 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
     driver.lose(child);
     await bed.start(driver);
     await bed.settle();
-    expect(await bed.types(streams.vm(child))).toEqual(['VmCreationRequested', 'VmBooted', 'VmDied']);
+    expect(await bed.types(Vm.stream(child))).toEqual(['VmCreationRequested', 'VmBooted', 'VmDied']);
     await expect(bed.commit(commit, { type: 'DeleteCommit', now: new Date().toISOString() })).rejects.toThrow('commit still has 1 active VM(s)');
   });
 });

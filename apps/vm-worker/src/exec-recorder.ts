@@ -1,6 +1,6 @@
-import { type ExecCommand, type ExecEvent, type ExecState, deterministicUuid, execDecider, streams } from '@arbor/domain';
-import { toDomainEvent, toNewEvents } from '@arbor/application';
-import { type EventStore, type RecordedEvent, WrongExpectedVersionError } from '@arbor/event-store';
+import { causedBy, toNewEvents, type AggregateRepository } from '@arbor/application';
+import { Exec, fold, type ExecCommand, type ExecEvent, type ExecState } from '@arbor/domain';
+import { WrongExpectedVersionError, type RecordedEvent } from '@arbor/event-store';
 
 const MAX_ATTEMPTS = 5;
 
@@ -12,7 +12,7 @@ const MAX_ATTEMPTS = 5;
  */
 export class ExecRecorder {
   private constructor(
-    private readonly events: EventStore,
+    private readonly aggregates: AggregateRepository,
     readonly exec_id: string,
     private readonly intent: RecordedEvent,
     private current: ExecState,
@@ -20,11 +20,9 @@ export class ExecRecorder {
   ) {}
 
   /** The exec as the log tells it, or null when there is no such exec. */
-  static async load(events: EventStore, exec_id: string): Promise<ExecRecorder | null> {
-    const recorded = await events.readStream(streams.exec(exec_id));
-    if (!recorded.length) return null;
-    const state = recorded.map((r) => toDomainEvent<ExecEvent>(r)).reduce(execDecider.evolve, execDecider.initialState());
-    return new ExecRecorder(events, exec_id, recorded[0], state, recorded[recorded.length - 1].revision);
+  static async load(aggregates: AggregateRepository, exec_id: string): Promise<ExecRecorder | null> {
+    const { state, revision, recorded } = await aggregates.load(Exec, exec_id);
+    return recorded.length ? new ExecRecorder(aggregates, exec_id, recorded[0], state, revision) : null;
   }
 
   get state(): ExecState {
@@ -34,26 +32,18 @@ export class ExecRecorder {
   /** Decides and appends; returns the events appended (none when the exec no longer wants them). */
   async record(command: ExecCommand): Promise<ExecEvent[]> {
     for (let attempt = 1; ; attempt++) {
-      const decided = execDecider.decide(command, this.current);
+      const decided = Exec.decider.decide(command, this.current);
       if (!decided.length) return decided;
-      const context = {
-        // Keyed by what came before, so a retried append carries the same event ids.
-        command_id: deterministicUuid(this.intent.id, command.type, String(this.revision)),
-        correlation_id: this.intent.metadata.correlation_id,
-        causation_id: this.intent.id,
-        actor_key_id: null,
-        org_id: this.intent.metadata.org_id,
-      };
+      // Keyed by what came before, so a retried append carries the same event ids.
+      const context = causedBy(this.intent, command.type, String(this.revision));
       try {
-        const result = await this.events.append(streams.exec(this.exec_id), toNewEvents(decided, context), this.revision);
-        this.current = decided.reduce(execDecider.evolve, this.current);
+        const result = await this.aggregates.store.append(Exec.stream(this.exec_id), toNewEvents(decided, context), this.revision);
+        this.current = fold(Exec.decider, decided, this.current);
         this.revision = result.next_expected_revision;
         return decided;
       } catch (error) {
         if (!(error instanceof WrongExpectedVersionError) || attempt >= MAX_ATTEMPTS) throw error;
-        const fresh = await ExecRecorder.load(this.events, this.exec_id);
-        this.current = fresh!.current;
-        this.revision = fresh!.revision;
+        ({ state: this.current, revision: this.revision } = await this.aggregates.load(Exec, this.exec_id));
       }
     }
   }

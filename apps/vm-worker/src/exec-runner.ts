@@ -1,6 +1,5 @@
-import { type ExecRequested, type VmEvent, type VmState, isExecFinished, streams, vmDecider } from '@arbor/domain';
-import { loadAggregate } from '@arbor/application';
-import type { EventStore } from '@arbor/event-store';
+import type { AggregateRepository } from '@arbor/application';
+import { Exec, isExecFinished, Vm, type ExecRequested } from '@arbor/domain';
 import type { ExecResult, HypervisorDriver } from '@arbor/hypervisor';
 import { DEFAULT_BATCHING, ExecOutputBatcher, type ExecOutputBatcherOptions } from './exec-output-batcher';
 import { ExecRecorder } from './exec-recorder';
@@ -35,10 +34,10 @@ export interface ExecRunnerOptions {
  * cut off by a restart and is reported failed, never run a second time.
  */
 export class ExecRunner implements StreamReactor {
-  readonly prefix = 'exec-';
+  readonly aggregate = Exec;
 
   constructor(
-    private readonly events: EventStore,
+    private readonly aggregates: AggregateRepository,
     private readonly driver: HypervisorDriver,
     private readonly placements: VmPlacements,
     private readonly log: (line: string) => void = () => {},
@@ -47,7 +46,7 @@ export class ExecRunner implements StreamReactor {
 
   async react(exec_id: string): Promise<boolean> {
     if (runningHere.has(exec_id)) return true;
-    const exec = await ExecRecorder.load(this.events, exec_id);
+    const exec = await ExecRecorder.load(this.aggregates, exec_id);
     if (!exec || isExecFinished(exec.state) || runningHere.has(exec_id)) return runningHere.has(exec_id);
     // Another host's VM: its worker runs the command (and reports one cut off by its restart).
     if (await this.placements.elsewhere(exec.state.request!.vm_id)) return false;
@@ -102,7 +101,7 @@ export class ExecRunner implements StreamReactor {
   private async waitForRunningVm(vm_id: string): Promise<string | null> {
     const deadline = Date.now() + (this.options.bootWaitMs ?? 300_000);
     for (;;) {
-      const { state } = await loadAggregate<VmState, VmEvent>(this.events, streams.vm(vm_id), vmDecider);
+      const { state } = await this.aggregates.load(Vm, vm_id);
       switch (state.lifecycle) {
         case 'running':
         case 'paused': // the driver refuses a paused machine with a reason that says so

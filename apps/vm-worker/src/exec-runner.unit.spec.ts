@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { streams, type ExecOutput } from '@arbor/domain';
+import { Exec, type ExecOutput } from '@arbor/domain';
 import { type ExecChunk, type ExecResult, type ExecSpec, InMemoryDriver } from '@arbor/hypervisor';
 import { execsRunningHereSettled, OUTCOME_UNKNOWN } from './exec-runner';
 import { WorkerTestBed } from './testing/worker-test-bed';
@@ -37,7 +37,7 @@ describe('exec runner (worker, in-memory driver)', () => {
     await bed.settle();
     return vm_id;
   };
-  const execEvents = (exec_id: string) => bed.store.readStream(streams.exec(exec_id));
+  const execEvents = (exec_id: string) => bed.store.readStream(Exec.stream(exec_id));
   const execCalls = () => driver.calls.filter((call) => call.startsWith('exec '));
 
   it('runs the command once and records start, output and exit, caused by the request', async () => {

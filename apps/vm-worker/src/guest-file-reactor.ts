@@ -1,6 +1,15 @@
-import { deterministicUuid, streams, fromFileChunks, guestFileDecider, MAX_FILE_CONTENT_BYTES, toFileChunks, type FileOperationFailureKind, type FileReadRequested, type FileWriteRequested, type GuestFileCommand, type GuestFileEvent } from '@arbor/domain';
-import { handleCommand, type CommandContext, toDomainEvent } from '@arbor/application';
-import type { EventStore, RecordedEvent } from '@arbor/event-store';
+import { causedBy, type AggregateRepository } from '@arbor/application';
+import {
+  fromFileChunks,
+  GuestFile,
+  MAX_FILE_CONTENT_BYTES,
+  toFileChunks,
+  type FileOperationFailureKind,
+  type FileReadRequested,
+  type FileWriteRequested,
+  type GuestFileCommand,
+} from '@arbor/domain';
+import type { RecordedEvent } from '@arbor/event-store';
 import { GuestFileError, MachineNotFoundError, MachineStateError, type HypervisorDriver } from '@arbor/hypervisor';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
@@ -13,10 +22,10 @@ const REQUEST_TYPES = new Set(['FileWriteRequested', 'FileReadRequested']);
  * gets one driver call and one outcome; a finished one is left alone, so a replay does nothing.
  */
 export class GuestFileReactor implements StreamReactor {
-  readonly prefix = 'guestfile-';
+  readonly aggregate = GuestFile;
 
   constructor(
-    private readonly events: EventStore,
+    private readonly aggregates: AggregateRepository,
     private readonly driver: HypervisorDriver,
     private readonly placements: VmPlacements,
     private readonly log: (line: string) => void = () => {},
@@ -24,8 +33,7 @@ export class GuestFileReactor implements StreamReactor {
 
   /** Never needs a resync: a request is answered (or failed) by the reaction it triggers. */
   async react(op_id: string): Promise<boolean> {
-    const recorded = await this.events.readStream(streams.guestFile(op_id));
-    const state = recorded.map((r) => toDomainEvent<GuestFileEvent>(r)).reduce(guestFileDecider.evolve, guestFileDecider.initialState());
+    const { state, recorded } = await this.aggregates.load(GuestFile, op_id);
     const intent = recorded.find((event) => REQUEST_TYPES.has(event.type));
     if (state.phase !== 'pending' || !intent) return false;
     // The VM's own host answers (the API only asks of a running VM, which is placed by then).
@@ -65,14 +73,7 @@ export class GuestFileReactor implements StreamReactor {
 
   /** Appends an outcome, caused by the request it answers and correlated with its API call. */
   private async record(op_id: string, intent: RecordedEvent, command: GuestFileCommand, part = ''): Promise<void> {
-    const context: CommandContext = {
-      command_id: deterministicUuid(intent.id, command.type, part),
-      correlation_id: intent.metadata.correlation_id,
-      causation_id: intent.id,
-      actor_key_id: null,
-      org_id: intent.metadata.org_id,
-    };
-    await handleCommand(this.events, streams.guestFile(op_id), guestFileDecider, command, context);
+    await this.aggregates.handle(GuestFile, op_id, command, causedBy(intent, command.type, part));
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { streams, FILE_CHUNK_BYTES, fromFileChunks, guestFileDecider, toFileChunks, type GuestFileCommand } from '@arbor/domain';
-import { loadAggregate, newCommandContext } from '@arbor/application';
+import { FILE_CHUNK_BYTES, fromFileChunks, GuestFile, toFileChunks, type GuestFileCommand } from '@arbor/domain';
+import { newCommandContext } from '@arbor/application';
 import { InMemoryDriver, type WriteFileOptions } from '@arbor/hypervisor';
 import { WorkerTestBed } from './testing/worker-test-bed';
 
@@ -56,7 +56,7 @@ describe('vm-worker: guest files', () => {
     await requestWrite(op, '/etc/motd', Buffer.from('hello'));
     await bed.settle();
     expect(driver.fileCalls).toEqual(['write /etc/motd 600']);
-    const events = await bed.store.readStream(streams.guestFile(op));
+    const events = await bed.store.readStream(GuestFile.stream(op));
     expect(events.map((e) => e.type)).toEqual(['FileContentChunk', 'FileWriteRequested', 'FileWritten']);
     expect(events[2].metadata.causation_id).toBe(events[1].id);
     expect(events[2].metadata.correlation_id).toBe(context.correlation_id);
@@ -66,7 +66,7 @@ describe('vm-worker: guest files', () => {
     await startFreshWorker();
     await bed.settle();
     expect(driver.fileCalls).toEqual(['write /etc/motd 600']);
-    expect(await bed.types(streams.guestFile(op))).toEqual(['FileContentChunk', 'FileWriteRequested', 'FileWritten']);
+    expect(await bed.types(GuestFile.stream(op))).toEqual(['FileContentChunk', 'FileWriteRequested', 'FileWritten']);
     expect((await driver.readFile(vm_id, '/etc/motd')).toString()).toBe('hello');
   });
 
@@ -77,15 +77,15 @@ describe('vm-worker: guest files', () => {
     const op = randomUUID();
     await requestRead(op, '/data.bin');
     await bed.settle();
-    expect(await bed.types(streams.guestFile(op))).toEqual(['FileReadRequested', 'FileContentChunk', 'FileContentChunk', 'FileContentChunk', 'FileRead']);
-    const { state } = await loadAggregate(bed.store, streams.guestFile(op), guestFileDecider);
+    expect(await bed.types(GuestFile.stream(op))).toEqual(['FileReadRequested', 'FileContentChunk', 'FileContentChunk', 'FileContentChunk', 'FileRead']);
+    const { state } = await bed.aggregates.load(GuestFile, op);
     expect(fromFileChunks(state.chunks).equals(content)).toBe(true);
     expect(state.outcome).toEqual({ type: 'read', size: content.length });
 
     await startFreshWorker();
     await bed.settle();
     expect(driver.fileCalls).toEqual(['read /data.bin']);
-    expect(await bed.types(streams.guestFile(op))).toHaveLength(5);
+    expect(await bed.types(GuestFile.stream(op))).toHaveLength(5);
   });
 
   it('finishes a read the worker crashed in the middle of, without repeating the chunks it had appended', async () => {
@@ -98,7 +98,7 @@ describe('vm-worker: guest files', () => {
     await bed.guestFile(op, { type: 'AddFileChunk', op_id: op, index: 0, data_b64: toFileChunks(content)[0] }, { ...context, command_id: randomUUID() });
     await bed.start(driver);
     await bed.settle();
-    expect(await bed.types(streams.guestFile(op))).toEqual(['FileReadRequested', 'FileContentChunk', 'FileContentChunk', 'FileRead']);
+    expect(await bed.types(GuestFile.stream(op))).toEqual(['FileReadRequested', 'FileContentChunk', 'FileContentChunk', 'FileRead']);
   });
 
   it('reports why an operation failed: missing file, paused machine, vanished machine', async () => {
@@ -111,7 +111,7 @@ describe('vm-worker: guest files', () => {
     driver.lose(vm_id);
     await requestRead(gone, '/x');
     await bed.settle();
-    const outcome = async (op: string) => (await loadAggregate(bed.store, streams.guestFile(op), guestFileDecider)).state.outcome;
+    const outcome = async (op: string) => (await bed.aggregates.load(GuestFile, op)).state.outcome;
     expect(await outcome(missing)).toMatchObject({ type: 'failed', kind: 'not_found' });
     expect(await outcome(paused)).toMatchObject({ type: 'failed', kind: 'vm_unavailable' });
     expect(await outcome(gone)).toMatchObject({ type: 'failed', kind: 'vm_unavailable' });

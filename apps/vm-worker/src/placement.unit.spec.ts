@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { streams } from '@arbor/domain';
+import { Exec, Vm } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { WorkerTestBed } from './testing/worker-test-bed';
 
@@ -46,7 +46,7 @@ describe('vm-worker placement across two hosts', () => {
       expect(callsFor(vm)).toEqual({ [owner]: [`create ${vm}`], [other]: [] });
       expect(await hosts[owner as 'a' | 'b'].status(vm)).toBe('running');
       expect(await hosts[other].status(vm)).toBeNull();
-      expect(await bed.types(streams.vm(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
+      expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
     }
   });
 
@@ -65,7 +65,7 @@ describe('vm-worker placement across two hosts', () => {
         expect(await bed.placement(child)).toEqual([holder]);
         expect(callsFor(child)[holder]).toEqual([`start ${child}`]);
         expect(callsFor(child)[holder === 'a' ? 'b' : 'a']).toEqual([]);
-        expect(await bed.types(streams.vm(child))).toEqual(['VmCreationRequested', 'VmBooted']);
+        expect(await bed.types(Vm.stream(child))).toEqual(['VmCreationRequested', 'VmBooted']);
       }
     }
   });
@@ -82,7 +82,7 @@ describe('vm-worker placement across two hosts', () => {
     await bed.settle();
     expect(await bed.placement(child)).toEqual(['b']);
     expect(callsFor(child)).toEqual({ a: [], b: [`start ${child}`, `destroy ${child}`] });
-    expect(await bed.types(streams.vm(child))).toEqual(['VmCreationRequested', 'VmBootFailed', 'VmDeleted']);
+    expect(await bed.types(Vm.stream(child))).toEqual(['VmCreationRequested', 'VmBootFailed', 'VmDeleted']);
   });
 
   it("a resync or full replay of worker B never reports A's VM dead nor touches it; A still does", async () => {
@@ -94,13 +94,13 @@ describe('vm-worker placement across two hosts', () => {
     await bed.start(hosts.b, 'b');
     await bed.settle();
     expect(hosts.b.calls).toEqual([]);
-    expect(await bed.types(streams.vm(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
 
     await bed.stop('a');
     hosts.a.lose(vm);
     await bed.start(hosts.a, 'a');
     await bed.settle();
-    expect(await bed.types(streams.vm(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmDied']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmDied']);
     expect(hosts.b.calls).toEqual([]);
   });
 
@@ -110,13 +110,13 @@ describe('vm-worker placement across two hosts', () => {
     const exec = randomUUID();
     await bed.requestExec(exec, vm, ['echo', 'hi']);
     await bed.settle();
-    expect(await bed.types(streams.exec(exec))).toEqual(['ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecExited']);
+    expect(await bed.types(Exec.stream(exec))).toEqual(['ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecExited']);
     await bed.vm(vm, { type: 'RequestVmStateChange', target: 'Paused' });
     await bed.settle();
     await bed.vm(vm, { type: 'RequestVmDeletion' });
     await bed.settle();
     expect(callsFor(vm)).toEqual({ a: [], b: [`create ${vm}`, `exec ${vm}`, `pause ${vm}`, `destroy ${vm}`] });
-    expect(await bed.types(streams.vm(vm))).toEqual([
+    expect(await bed.types(Vm.stream(vm))).toEqual([
       'VmCreationRequested', 'VmBooted', 'VmPauseRequested', 'VmPaused', 'VmDeletionRequested', 'VmDeleted',
     ]);
   });
@@ -131,6 +131,6 @@ describe('vm-worker placement across two hosts', () => {
     await bed.settle();
     expect(hosts.b.calls).toEqual([`destroy ${vm}`]);
     expect(await hosts.a.status(vm)).toBe('running');
-    expect(await bed.types(streams.vm(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
   });
 });

@@ -1,11 +1,13 @@
+import type { KeyedAggregate } from '@arbor/domain';
+
 /**
- * Something the worker keeps in line with the log: one kind of stream (by prefix), one entity per
+ * Something the worker keeps in line with the log: the streams of one aggregate, one entity per
  * stream. The worker calls react(id) after every event of the entity's stream (one at a time per
  * entity, in log order; entities in parallel), on start, and on periodic resyncs.
  */
 export interface StreamReactor {
-  /** The stream prefix it owns, e.g. "vm-" for `vm-<id>`. */
-  readonly prefix: string;
+  /** The aggregate whose streams it acts on (its entry in the table of aggregates). */
+  readonly aggregate: KeyedAggregate<any, any, any>;
   /**
    * Brings the entity in line with its stream: makes the driver calls needed and appends their
    * outcomes. Must be idempotent: reacting to a converged entity does nothing. Returns true while

@@ -1,6 +1,5 @@
-import { streams, vmPlacementDecider, type PlacementEvent, type PlacementState } from '@arbor/domain';
-import { handleCommand, loadAggregate, type CommandContext } from '@arbor/application';
-import type { EventStore } from '@arbor/event-store';
+import type { AggregateRepository, CommandContext } from '@arbor/application';
+import { VmPlacement } from '@arbor/domain';
 
 /**
  * Which worker each VM lives on, as the `placement-<vm_id>` reservation streams say. A placement
@@ -10,7 +9,7 @@ export class VmPlacements {
   private readonly owners = new Map<string, string>();
 
   constructor(
-    private readonly events: EventStore,
+    private readonly aggregates: AggregateRepository,
     /** This worker (ARBOR_WORKER_ID): one per hypervisor host, stable across restarts. */
     readonly workerId: string,
   ) {}
@@ -19,7 +18,7 @@ export class VmPlacements {
   async ownerOf(vm_id: string): Promise<string | null> {
     const cached = this.owners.get(vm_id);
     if (cached) return cached;
-    const { state } = await loadAggregate<PlacementState, PlacementEvent>(this.events, streams.placement(vm_id), vmPlacementDecider);
+    const { state } = await this.aggregates.load(VmPlacement, vm_id);
     if (state.worker_id) this.owners.set(vm_id, state.worker_id);
     return state.worker_id;
   }
@@ -33,7 +32,7 @@ export class VmPlacements {
   /** Claims the VM for this worker (first claim wins); true when it is now placed here. */
   async claim(vm_id: string, context: CommandContext): Promise<boolean> {
     const command = { type: 'PlaceVm' as const, vm_id, worker_id: this.workerId, now: new Date().toISOString() };
-    const { events } = await handleCommand(this.events, streams.placement(vm_id), vmPlacementDecider, command, context);
+    const { events } = await this.aggregates.handle(VmPlacement, vm_id, command, context);
     // Appended (or found appended by this very claim: its command id names this worker): placed here.
     if (events.length > 0) {
       this.owners.set(vm_id, this.workerId);

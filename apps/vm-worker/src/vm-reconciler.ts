@@ -1,6 +1,6 @@
-import { type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState, commitDecider, deterministicUuid, DomainError, isVmIntent, streams, vmDecider } from '@arbor/domain';
-import { handleCommand, type CommandContext, toDomainEvent } from '@arbor/application';
-import type { EventStore, RecordedEvent } from '@arbor/event-store';
+import { causedBy, type AggregateRepository, type CommandContext } from '@arbor/application';
+import { Commit, deterministicUuid, DomainError, Vm, type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState } from '@arbor/domain';
+import type { RecordedEvent } from '@arbor/event-store';
 import type { HypervisorDriver, MachineState } from '@arbor/hypervisor';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
@@ -12,10 +12,10 @@ import type { VmPlacements } from './vm-placements';
  * replaying intents after a crash is safe.
  */
 export class VmReconciler implements StreamReactor {
-  readonly prefix = 'vm-';
+  readonly aggregate = Vm;
 
   constructor(
-    private readonly events: EventStore,
+    private readonly aggregates: AggregateRepository,
     private readonly driver: HypervisorDriver,
     private readonly placements: VmPlacements,
     private readonly log: (line: string) => void = () => {},
@@ -27,8 +27,7 @@ export class VmReconciler implements StreamReactor {
 
   /** Returns true while the VM still needs this host (it is not deleted, and it lives here). */
   async react(vm_id: string): Promise<boolean> {
-    const recorded = await this.events.readStream(streams.vm(vm_id));
-    const state = recorded.map((r) => toDomainEvent<VmEvent>(r)).reduce(vmDecider.evolve, vmDecider.initialState());
+    const { state, recorded } = await this.aggregates.load(Vm, vm_id);
     const machine = await this.driver.status(vm_id);
     const intent = lastIntent(recorded);
 
@@ -165,25 +164,22 @@ export class VmReconciler implements StreamReactor {
     const snapshot = existing ?? (await this.driver.commit(vm_id, pending.commit_id, { keep_paused: pending.keep_paused }));
     const request = intent?.type === 'VmCommitRequested' ? (intent.data as VmCommitRequested['data']) : null;
     const context = this.outcomeContext(vm_id, 'RecordCommitCreated', intent, state.org_id);
-    await handleCommand(
-      this.events,
-      streams.commit(pending.commit_id),
-      commitDecider,
+    await this.aggregates.handle(
+      Commit,
+      pending.commit_id,
       {
         type: 'RecordCommitCreated',
-        data: {
-          commit_id: pending.commit_id,
-          org_id: state.org_id!,
-          owner_id: intent?.metadata.actor_key_id ?? state.owner_id!,
-          name: request?.name ?? pending.commit_id,
-          description: request?.description ?? null,
-          parent_vm_id: vm_id,
-          grandparent_commit_id: state.parent_commit_id,
-          includes_memory: snapshot.includes_memory,
-          config: state.config!,
-          driver: this.driver.name,
-          created_at: snapshot.created_at,
-        },
+        commit_id: pending.commit_id,
+        org_id: state.org_id!,
+        owner_id: intent?.metadata.actor_key_id ?? state.owner_id!,
+        name: request?.name ?? pending.commit_id,
+        description: request?.description ?? null,
+        parent_vm_id: vm_id,
+        grandparent_commit_id: state.parent_commit_id,
+        includes_memory: snapshot.includes_memory,
+        config: state.config!,
+        driver: this.driver.name,
+        created_at: snapshot.created_at,
       },
       context,
     );
@@ -209,7 +205,7 @@ export class VmReconciler implements StreamReactor {
     const commit_id = state.parent_commit_id!;
     const command: CommitCommand = { type: 'UseCommit', vm_id, org_id: state.org_id!, now: new Date().toISOString() };
     try {
-      await handleCommand(this.events, streams.commit(commit_id), commitDecider, command, this.outcomeContext(vm_id, command.type, intent, state.org_id));
+      await this.aggregates.handle(Commit, commit_id, command, this.outcomeContext(vm_id, command.type, intent, state.org_id));
       return null;
     } catch (error) {
       if (error instanceof DomainError && error.kind === 'not_found') return `commit ${commit_id} not found`;
@@ -221,7 +217,7 @@ export class VmReconciler implements StreamReactor {
   private async releaseCommit(vm_id: string, state: VmState, intent: RecordedEvent | null) {
     if (!state.parent_commit_id) return;
     const command: CommitCommand = { type: 'ReleaseCommit', vm_id, now: new Date().toISOString() };
-    await handleCommand(this.events, streams.commit(state.parent_commit_id), commitDecider, command, this.outcomeContext(vm_id, command.type, intent, state.org_id));
+    await this.aggregates.handle(Commit, state.parent_commit_id, command, this.outcomeContext(vm_id, command.type, intent, state.org_id));
   }
 
   private async destroyOrphan(vm_id: string) {
@@ -232,22 +228,21 @@ export class VmReconciler implements StreamReactor {
   /** Appends an outcome, caused by the intent it answers and correlated with its request. */
   private async record(vm_id: string, command: VmCommand, intent: RecordedEvent | null, org_id: string | null = null): Promise<VmEvent[]> {
     const context = this.outcomeContext(vm_id, command.type, intent, org_id);
-    const result = await handleCommand(this.events, streams.vm(vm_id), vmDecider, command, context);
-    return result.events;
+    return (await this.aggregates.handle(Vm, vm_id, command, context)).events;
   }
 
+  /**
+   * An outcome answers the VM's last intent (see causedBy). Drift found with no intent to answer
+   * (a machine that died) is the worker's own observation, made once per moment.
+   */
   private outcomeContext(vm_id: string, outcome: string, intent: RecordedEvent | null, org_id: string | null): CommandContext {
-    return {
-      command_id: deterministicUuid(intent?.id ?? vm_id, outcome, intent ? '' : String(Date.now())),
-      correlation_id: intent?.metadata.correlation_id ?? deterministicUuid(vm_id, outcome),
-      causation_id: intent?.id ?? vm_id,
-      actor_key_id: null,
-      org_id: intent?.metadata.org_id ?? org_id,
-    };
+    if (intent) return causedBy(intent, outcome, '');
+    return { command_id: deterministicUuid(vm_id, outcome, String(Date.now())), correlation_id: deterministicUuid(vm_id, outcome), causation_id: vm_id, actor_key_id: null, org_id };
   }
 }
 
+/** The VM's last intent: what its outcomes answer (an intent is an event with outcome rules). */
 function lastIntent(recorded: RecordedEvent[]): RecordedEvent | null {
-  for (let i = recorded.length - 1; i >= 0; i--) if (isVmIntent(recorded[i].type)) return recorded[i];
+  for (let i = recorded.length - 1; i >= 0; i--) if (Vm.outcomes[recorded[i].type as VmEvent['type']]) return recorded[i];
   return null;
 }

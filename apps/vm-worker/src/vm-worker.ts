@@ -1,3 +1,5 @@
+import { AggregateRepository } from '@arbor/application';
+import { aggregateOfStream, type AnyAggregate } from '@arbor/domain';
 import type { AllSubscription, EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import type { StreamReactor } from './stream-reactor';
@@ -25,7 +27,8 @@ export interface VmWorkerOptions {
  * (harmlessly: reacting is idempotent).
  */
 export class VmWorker {
-  private readonly reactors: StreamReactor[];
+  /** The reactor of each aggregate the worker acts on. */
+  private readonly reactors: Map<AnyAggregate, StreamReactor>;
   private readonly workerId: string;
   private readonly stateFile: WorkerStateFile;
   private readonly log: (line: string) => void;
@@ -38,6 +41,8 @@ export class VmWorker {
   private subscription: AllSubscription | null = null;
   private following: Promise<void> | null = null;
   private timers: NodeJS.Timeout[] = [];
+  /** Checkpoint writes, one after the other. */
+  private saving: Promise<void> = Promise.resolve();
   private stopped = false;
 
   constructor(
@@ -47,23 +52,25 @@ export class VmWorker {
   ) {
     this.log = options.log ?? (() => {});
     this.workerId = options.workerId;
-    this.reactors = createReactors(events, driver, new VmPlacements(events, this.workerId), this.log);
+    const aggregates = new AggregateRepository(events);
+    const reactors = createReactors(aggregates, driver, new VmPlacements(aggregates, this.workerId), this.log);
+    this.reactors = new Map(reactors.map((reactor) => [reactor.aggregate, reactor]));
     this.stateFile = new WorkerStateFile(options.stateFile);
   }
 
   async start(): Promise<void> {
-    const saved = this.stateFile.read();
+    const saved = await this.stateFile.read();
     this.position = saved.position;
     saved.streams.forEach((stream) => this.known.add(stream));
     // Reconcile on start: everything the log gave this host, and everything the host has.
-    for (const reactor of this.reactors) {
-      for (const id of (await reactor.discover?.()) ?? []) this.known.add(reactor.prefix + id);
+    for (const reactor of this.reactors.values()) {
+      for (const id of (await reactor.discover?.()) ?? []) this.known.add(reactor.aggregate.stream(id));
     }
     this.log(`worker ${this.workerId}: ${this.driver.name} driver, ${this.known.size} known entit(ies), following the log after ${this.position ?? 'start'}`);
     await Promise.all([...this.known].map((stream) => this.enqueue(stream)));
     this.subscription = this.events.subscribeToAll(this.position === null ? {} : { after_position: this.position });
     this.following = this.follow(this.subscription);
-    this.timers.push(setInterval(() => this.saveCheckpoint(), 200));
+    this.timers.push(setInterval(() => void this.saveCheckpoint(), 200));
     const resync = this.options.resyncIntervalMs ?? 10_000;
     if (resync > 0) this.timers.push(setInterval(() => this.known.forEach((stream) => void this.enqueue(stream)), resync));
   }
@@ -74,7 +81,7 @@ export class VmWorker {
     await this.subscription?.unsubscribe();
     await this.following;
     await Promise.allSettled([...this.queues.values()]);
-    this.saveCheckpoint();
+    await this.saveCheckpoint();
   }
 
   /** Resolves when every event taken so far has been reacted to (for tests and benchmarks). */
@@ -84,7 +91,7 @@ export class VmWorker {
 
   private async follow(subscription: AllSubscription): Promise<void> {
     for await (const event of subscription) {
-      const owned = this.reactors.some((r) => event.stream_id.startsWith(r.prefix));
+      const owned = this.reactorOf(event.stream_id) !== null;
       if (owned) this.known.add(event.stream_id);
       this.track(event.position, owned ? this.enqueue(event.stream_id) : Promise.resolve());
     }
@@ -92,9 +99,9 @@ export class VmWorker {
 
   /** Runs a reaction for the stream's entity after any already queued for it. */
   private enqueue(stream: string): Promise<void> {
-    const reactor = this.reactors.find((r) => stream.startsWith(r.prefix));
+    const reactor = this.reactorOf(stream);
     if (!reactor) return Promise.resolve();
-    const id = stream.slice(reactor.prefix.length);
+    const id = reactor.aggregate.idOf(stream)!;
     const previous = this.queues.get(stream) ?? Promise.resolve();
     const next = previous.then(async () => {
       for (let attempt = 1; ; attempt++) {
@@ -121,13 +128,23 @@ export class VmWorker {
     this.inFlight.push(entry);
   }
 
+  private reactorOf(stream: string): StreamReactor | null {
+    const aggregate = aggregateOfStream(stream);
+    return (aggregate && this.reactors.get(aggregate)) ?? null;
+  }
+
   /** Moves the checkpoint past the longest finished prefix of in-flight events. */
-  private saveCheckpoint(): void {
+  private saveCheckpoint(): Promise<void> {
     let advanced = false;
     while (this.inFlight.length && this.inFlight[0].finished) {
       this.position = this.inFlight.shift()!.position;
       advanced = true;
     }
-    if (advanced || this.stopped) this.stateFile.write({ position: this.position, streams: [...this.known] });
+    if (!advanced && !this.stopped) return this.saving;
+    const state = { position: this.position, streams: [...this.known] };
+    this.saving = this.saving
+      .then(() => this.stateFile.write(state))
+      .catch((error) => this.log(`worker: saving the checkpoint failed (the next save tries again): ${(error as Error).message}`));
+    return this.saving;
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { streams } from '@arbor/domain';
+import { Vm } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { WorkerTestBed } from './testing/worker-test-bed';
 
@@ -23,7 +23,7 @@ describe('vm-worker reconcile', () => {
     await bed.requestVm(vm);
     await bed.settle();
     expect(driver.calls).toEqual([`create ${vm}`]);
-    const events = await bed.store.readStream(streams.vm(vm));
+    const events = await bed.store.readStream(Vm.stream(vm));
     expect(events.map((e) => e.type)).toEqual(['VmCreationRequested', 'VmBooted']);
     expect(events[1].metadata.causation_id).toBe(events[0].id);
     expect(events[1].metadata.correlation_id).toBe(events[0].metadata.correlation_id);
@@ -42,7 +42,7 @@ describe('vm-worker reconcile', () => {
     await bed.vm(vm, { type: 'RequestVmDeletion' });
     await bed.settle();
     expect(driver.calls).toEqual([`create ${vm}`, `pause ${vm}`, `resume ${vm}`, `destroy ${vm}`]);
-    expect(await bed.types(streams.vm(vm))).toEqual([
+    expect(await bed.types(Vm.stream(vm))).toEqual([
       'VmCreationRequested', 'VmBooted', 'VmPauseRequested', 'VmPaused', 'VmResumeRequested', 'VmResumed', 'VmDeletionRequested', 'VmDeleted',
     ]);
   });
@@ -71,7 +71,7 @@ describe('vm-worker reconcile', () => {
     await bed.start(driver);
     await bed.settle();
     expect(driver.calls).toEqual([]);
-    expect(await bed.types(streams.vm(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
   });
 
   it('on start, reports VMs whose machine is gone as dead and destroys orphans', async () => {
@@ -87,7 +87,7 @@ describe('vm-worker reconcile', () => {
     await bed.start(driver);
     await bed.settle();
     expect(driver.calls).toEqual([`destroy ${orphan}`]);
-    expect(await bed.types(streams.vm(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmDied']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmDied']);
     expect(await driver.status(orphan)).toBeNull();
   });
 
@@ -98,7 +98,7 @@ describe('vm-worker reconcile', () => {
     await bed.requestVm(vm);
     await bed.settle();
     expect(driver.calls).toEqual([`create ${vm}`, `destroy ${vm}`]);
-    const events = await bed.store.readStream(streams.vm(vm));
+    const events = await bed.store.readStream(Vm.stream(vm));
     expect(events.map((e) => e.type)).toEqual(['VmCreationRequested', 'VmBootFailed', 'VmDeleted']);
     expect((events[1].data as { reason: string }).reason).toBe('no space left on device');
     expect(events[1].metadata.causation_id).toBe(events[0].id);
@@ -113,7 +113,7 @@ describe('vm-worker reconcile', () => {
     driver.failNext('pause', 'freezer busy');
     await bed.vm(vm, { type: 'RequestVmStateChange', target: 'Paused' });
     await bed.settle();
-    expect(await bed.types(streams.vm(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmPauseRequested', 'VmOperationFailed']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmPauseRequested', 'VmOperationFailed']);
     expect(await driver.status(vm)).toBe('running');
   });
 

@@ -1,7 +1,7 @@
-import type { Decider, DomainEvent } from '@arbor/domain';
-import { type EventStore, type RecordedEvent, WrongExpectedVersionError } from '@arbor/event-store';
+import { fold, type Aggregate, type DomainCommand, type DomainEvent } from '@arbor/domain';
+import { WrongExpectedVersionError, type EventStore, type RecordedEvent } from '@arbor/event-store';
 import type { CommandContext } from './command-context';
-import { commandEventId, toDomainEvent, toNewEvents } from './event-envelope';
+import { commandEventId, toDomainEvent, toNewEvents, upcast } from './event-envelope';
 
 export interface HandledCommand<E> {
   /** Events appended (empty when the decider decided nothing needs to change). */
@@ -16,6 +16,14 @@ export interface HandledCommand<E> {
   replayed?: boolean;
 }
 
+export interface LoadedAggregate<S> {
+  state: S;
+  /** Revision of the last event (-1: no stream yet). */
+  revision: number;
+  /** The stream's events as stored (upcast), for callers that need their metadata. */
+  recorded: RecordedEvent[];
+}
+
 /**
  * Enough for a burst of concurrent writers on one hot stream (e.g. restores of one commit, each
  * recording its use): every round one of them wins, the others back off a random few ms.
@@ -23,42 +31,66 @@ export interface HandledCommand<E> {
 const MAX_ATTEMPTS = 12;
 
 /**
- * Runs a command against an event-sourced aggregate: read its stream, fold, decide, append with
- * the exact revision read. A concurrent writer makes the append fail; the command is then decided
- * again on the fresh state, so two conflicting commands never both apply: one wins, the other
- * sees the winner's state (and usually a clear domain error).
- *
- * A command whose events are already in the stream (a retry with the same command id, e.g. the
- * same X-Idempotency-Key after a timeout, or its concurrent twin) is not decided again: that
- * would judge it against its own outcome ("vm already exists"). It gets its first result back,
- * as of when it was appended, so the caller can go on waiting for what followed.
+ * Aggregates in the log, by their entry in the table of aggregates (`Vm`, `Commit`, …):
+ * `handle(Vm, id, command, context)` runs a command, `load(Vm, id)` folds a stream. The one place
+ * where a stream is paired with its decider and folded.
  */
-export async function handleCommand<C, S, E extends DomainEvent>(
-  store: EventStore,
-  streamId: string,
-  decider: Decider<C, S, E>,
-  command: C,
-  context: CommandContext,
-): Promise<HandledCommand<E>> {
-  for (let attempt = 1; ; attempt++) {
-    const recorded = await store.readStream(streamId);
-    const earlier = appendedBy(context.command_id, recorded);
-    if (earlier.length) {
-      const last = earlier[earlier.length - 1];
-      return { events: earlier.map((r) => toDomainEvent<E>(r)), position: last.position, revision: last.revision, event_ids: earlier.map((r) => r.id), replayed: true };
+export class AggregateRepository {
+  constructor(readonly store: EventStore) {}
+
+  /**
+   * Reads the aggregate's stream, folds it, decides, and appends with the exact revision read. A
+   * concurrent writer makes the append fail; the command is then decided again on the fresh
+   * state, so two conflicting commands never both apply: one wins, the other sees the winner's
+   * state (and usually a clear domain error).
+   *
+   * A command whose events are already in the stream (a retry with the same command id, e.g. the
+   * same X-Idempotency-Key after a timeout, or its concurrent twin) is not decided again: that
+   * would judge it against its own outcome ("vm already exists"). It gets its first result back,
+   * as of when it was appended, so the caller can go on waiting for what followed.
+   */
+  async handle<Id, C extends DomainCommand, S, E extends DomainEvent>(
+    aggregate: Aggregate<Id, C, S, E>,
+    id: Id,
+    command: C,
+    context: CommandContext,
+  ): Promise<HandledCommand<E>> {
+    const streamId = aggregate.stream(id);
+    for (let attempt = 1; ; attempt++) {
+      const recorded = await this.store.readStream(streamId);
+      const earlier = appendedBy(context.command_id, recorded);
+      if (earlier.length) {
+        const last = earlier[earlier.length - 1];
+        return { events: earlier.map((r) => toDomainEvent<E>(r)), position: last.position, revision: last.revision, event_ids: earlier.map((r) => r.id), replayed: true };
+      }
+      const { state, revision } = this.fold(aggregate, recorded);
+      const events = aggregate.decider.decide(command, state);
+      if (events.length === 0) return { events, position: null, revision, event_ids: [] };
+      try {
+        const toAppend = toNewEvents(events, context);
+        const result = await this.store.append(streamId, toAppend, revision < 0 ? 'no_stream' : revision);
+        return { events, position: result.position, revision: result.next_expected_revision, event_ids: toAppend.map((e) => e.id) };
+      } catch (error) {
+        if (!(error instanceof WrongExpectedVersionError) || attempt >= MAX_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 100)));
+      }
     }
-    const state = recorded.map((r) => toDomainEvent<E>(r)).reduce(decider.evolve, decider.initialState());
-    const revision = recorded.length ? recorded[recorded.length - 1].revision : -1;
-    const events = decider.decide(command, state);
-    if (events.length === 0) return { events, position: null, revision, event_ids: [] };
-    try {
-      const toAppend = toNewEvents(events, context);
-      const result = await store.append(streamId, toAppend, revision < 0 ? 'no_stream' : revision);
-      return { events, position: result.position, revision: result.next_expected_revision, event_ids: toAppend.map((e) => e.id) };
-    } catch (error) {
-      if (!(error instanceof WrongExpectedVersionError) || attempt >= MAX_ATTEMPTS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 100)));
-    }
+  }
+
+  /** Reads and folds an aggregate without deciding anything. */
+  async load<Id, S, E extends DomainEvent>(aggregate: Aggregate<Id, any, S, E>, id: Id): Promise<LoadedAggregate<S>> {
+    return this.fold(aggregate, await this.store.readStream(aggregate.stream(id)));
+  }
+
+  /** Whether a command with this id already appended events to the aggregate (an earlier run of it). */
+  async appended<Id>(aggregate: Aggregate<Id, any, any, any>, id: Id, command_id: string): Promise<boolean> {
+    return appendedBy(command_id, await this.store.readStream(aggregate.stream(id))).length > 0;
+  }
+
+  private fold<S, E extends DomainEvent>(aggregate: Aggregate<any, any, S, E>, stored: RecordedEvent[]): LoadedAggregate<S> {
+    const recorded = stored.map(upcast);
+    const state = fold(aggregate.decider, recorded.map((r) => toDomainEvent<E>(r)));
+    return { state, revision: recorded.length ? recorded[recorded.length - 1].revision : -1, recorded };
   }
 }
 
@@ -74,20 +106,4 @@ function appendedBy(command_id: string, recorded: RecordedEvent[]): RecordedEven
   let end = start + 1;
   while (end < recorded.length && recorded[end].id === commandEventId(command_id, end - start, recorded[end].type)) end++;
   return recorded.slice(start, end);
-}
-
-/** Whether a command with this id already appended events to the stream (an earlier run of it). */
-export async function commandAppended(store: EventStore, streamId: string, command_id: string): Promise<boolean> {
-  return appendedBy(command_id, await store.readStream(streamId)).length > 0;
-}
-
-/** Reads and folds an aggregate without deciding anything. */
-export async function loadAggregate<S, E extends DomainEvent>(
-  store: EventStore,
-  streamId: string,
-  decider: Pick<Decider<unknown, S, E>, 'initialState' | 'evolve'>,
-): Promise<{ state: S; revision: number }> {
-  const recorded = await store.readStream(streamId);
-  const state = recorded.map((r) => toDomainEvent<E>(r)).reduce(decider.evolve, decider.initialState());
-  return { state, revision: recorded.length ? recorded[recorded.length - 1].revision : -1 };
 }

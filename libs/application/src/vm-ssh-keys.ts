@@ -1,6 +1,7 @@
 import { createHmac, createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '@arbor/durable-files';
 import type { ArborConfig } from './arbor-config';
 
 /** PKCS#8 DER header of an Ed25519 private key; the 32-byte seed follows it. */
@@ -21,9 +22,9 @@ const SECRET_ENV = 'ARBOR_SSH_KEY_SECRET';
 export class VmSshKeys {
   private constructor(private readonly secret: Buffer) {}
 
-  static load(config: Pick<ArborConfig, 'dataDir'>, env: NodeJS.ProcessEnv = process.env): VmSshKeys {
+  static async load(config: Pick<ArborConfig, 'dataDir'>, env: NodeJS.ProcessEnv = process.env): Promise<VmSshKeys> {
     const fromEnv = env[SECRET_ENV];
-    return new VmSshKeys(fromEnv ? parseSecret(fromEnv, SECRET_ENV) : loadOrCreateSecretFile(config.dataDir));
+    return new VmSshKeys(fromEnv ? parseSecret(fromEnv, SECRET_ENV) : await loadOrCreateSecretFile(config.dataDir));
   }
 
   /** One OpenSSH line: `ssh-ed25519 AAAA… arbor-vm-<id>`, for authorized_keys. */
@@ -97,22 +98,12 @@ function parseSecret(hex: string, where: string): Buffer {
 }
 
 /**
- * Written whole to a temporary file, then hard-linked into place (which fails if the name exists):
- * two processes starting at once end up with the same secret, and none ever reads a partial one.
+ * Created whole, only if absent (see writeFileAtomic): two processes starting at once end up with
+ * the same secret, and none ever reads a partial one.
  */
-function loadOrCreateSecretFile(dataDir: string): Buffer {
+async function loadOrCreateSecretFile(dataDir: string): Promise<Buffer> {
   const file = join(dataDir, SECRET_FILE);
-  if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true });
-    const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-    writeFileSync(temporary, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
-    try {
-      linkSync(temporary, file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    } finally {
-      unlinkSync(temporary);
-    }
-  }
-  return parseSecret(readFileSync(file, 'utf8'), file);
+  await mkdir(dataDir, { recursive: true });
+  await writeFileAtomic(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, ifAbsent: true });
+  return parseSecret(await readFile(file, 'utf8'), file);
 }

@@ -18,8 +18,8 @@ describe('VmSshKeys', () => {
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'arbor-ssh-keys-'))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('gives a private key that OpenSSH reads back to the same public key', () => {
-    const keys = VmSshKeys.load({ dataDir: dir }, {});
+  it('gives a private key that OpenSSH reads back to the same public key', async () => {
+    const keys = await VmSshKeys.load({ dataDir: dir }, {});
     const vm = randomUUID();
     const privateKey = keys.privateKeyOpenSsh(vm);
     expect(privateKey).toMatch(/^-----BEGIN OPENSSH PRIVATE KEY-----\n[\s\S]+\n-----END OPENSSH PRIVATE KEY-----\n$/);
@@ -27,34 +27,34 @@ describe('VmSshKeys', () => {
     expect(typeAndKey(publicKeyBySshKeygen(dir, privateKey))).toBe(typeAndKey(keys.publicKey(vm)));
   });
 
-  it('gives every VM its own key, the same one each time', () => {
-    const keys = VmSshKeys.load({ dataDir: dir }, {});
+  it('gives every VM its own key, the same one each time', async () => {
+    const keys = await VmSshKeys.load({ dataDir: dir }, {});
     const [a, b] = [randomUUID(), randomUUID()];
     expect(keys.publicKey(a)).not.toBe(keys.publicKey(b));
     expect(keys.privateKeyOpenSsh(a)).not.toBe(keys.privateKeyOpenSsh(b));
-    expect(VmSshKeys.load({ dataDir: dir }, {}).privateKeyOpenSsh(a)).toBe(keys.privateKeyOpenSsh(a));
+    expect((await VmSshKeys.load({ dataDir: dir }, {})).privateKeyOpenSsh(a)).toBe(keys.privateKeyOpenSsh(a));
   });
 
-  it('keeps a generated secret in the data directory, readable by its owner only', () => {
+  it('keeps a generated secret in the data directory, readable by its owner only', async () => {
     const vm = randomUUID();
-    const first = VmSshKeys.load({ dataDir: dir }, {}).publicKey(vm);
+    const first = (await VmSshKeys.load({ dataDir: dir }, {})).publicKey(vm);
     const file = join(dir, 'ssh-key-secret');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
-    expect(VmSshKeys.load({ dataDir: dir }, {}).publicKey(vm)).toBe(first);
+    expect((await VmSshKeys.load({ dataDir: dir }, {})).publicKey(vm)).toBe(first);
   });
 
-  it('derives the same keys from the same ARBOR_SSH_KEY_SECRET on any replica, and other keys from another', () => {
+  it('derives the same keys from the same ARBOR_SSH_KEY_SECRET on any replica, and other keys from another', async () => {
     const vm = randomUUID();
     const secret = 'ab'.repeat(32);
-    const replicaA = VmSshKeys.load({ dataDir: join(dir, 'a') }, { ARBOR_SSH_KEY_SECRET: secret });
-    const replicaB = VmSshKeys.load({ dataDir: join(dir, 'b') }, { ARBOR_SSH_KEY_SECRET: secret });
+    const replicaA = await VmSshKeys.load({ dataDir: join(dir, 'a') }, { ARBOR_SSH_KEY_SECRET: secret });
+    const replicaB = await VmSshKeys.load({ dataDir: join(dir, 'b') }, { ARBOR_SSH_KEY_SECRET: secret });
     expect(replicaA.privateKeyOpenSsh(vm)).toBe(replicaB.privateKeyOpenSsh(vm));
-    expect(VmSshKeys.load({ dataDir: dir }, { ARBOR_SSH_KEY_SECRET: 'cd'.repeat(32) }).publicKey(vm)).not.toBe(replicaA.publicKey(vm));
+    expect((await VmSshKeys.load({ dataDir: dir }, { ARBOR_SSH_KEY_SECRET: 'cd'.repeat(32) })).publicKey(vm)).not.toBe(replicaA.publicKey(vm));
   });
 
-  it('refuses a secret that is not hex or too short', () => {
-    expect(() => VmSshKeys.load({ dataDir: dir }, { ARBOR_SSH_KEY_SECRET: 'not-hex' })).toThrow(/ARBOR_SSH_KEY_SECRET must be at least 32 bytes as hex/);
-    expect(() => VmSshKeys.load({ dataDir: dir }, { ARBOR_SSH_KEY_SECRET: 'ab'.repeat(16) })).toThrow(/at least 32 bytes/);
+  it('refuses a secret that is not hex or too short', async () => {
+    await expect(VmSshKeys.load({ dataDir: dir }, { ARBOR_SSH_KEY_SECRET: 'not-hex' })).rejects.toThrow(/ARBOR_SSH_KEY_SECRET must be at least 32 bytes as hex/);
+    await expect(VmSshKeys.load({ dataDir: dir }, { ARBOR_SSH_KEY_SECRET: 'ab'.repeat(16) })).rejects.toThrow(/at least 32 bytes/);
   });
 });

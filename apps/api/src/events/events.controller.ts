@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { notFound, streams } from '@arbor/domain';
+import { aggregateOfStream, IdempotentResponse, notFound, Vm } from '@arbor/domain';
 import { EventDto, EventFeedQueryDto, EventFeedResponseDto } from '@arbor/contracts';
 import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
@@ -38,7 +38,7 @@ export class EventsController {
       for (const event of batch) {
         cursor = event.position;
         scanned++;
-        if (event.stream_id.startsWith('idempotency-')) continue;
+        if (aggregateOfStream(event.stream_id) === IdempotentResponse) continue;
         if (!ctx.principal.is_operator && event.metadata.org_id !== ctx.principal.org_id) continue;
         if (query.type && event.type !== query.type) continue;
         visible.push(presentEvent(event));
@@ -57,6 +57,6 @@ export class EventsController {
   @ApiOkResponse({ type: [EventDto] })
   async vmEvents(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string): Promise<EventDto[]> {
     if (!(await this.vms.find(ctx.principal.org_id, vmId))) throw notFound('vm');
-    return (await this.events.readStream(streams.vm(vmId))).map(presentEvent);
+    return (await this.events.readStream(Vm.stream(vmId))).map(presentEvent);
   }
 }

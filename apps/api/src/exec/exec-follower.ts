@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type ExecEvent, type ExecExited, type ExecFailed, type ExecOutput, execDecider, notFound, streams } from '@arbor/domain';
-import { type ArborConfig, toDomainEvent, ARBOR_CONFIG, ProjectionWaiter, WaitTimeoutError } from '@arbor/application';
+import { Exec, type ExecExited, type ExecFailed, type ExecOutput, notFound } from '@arbor/domain';
+import { AggregateRepository, type ArborConfig, ARBOR_CONFIG, ProjectionWaiter, WaitTimeoutError } from '@arbor/application';
 import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { HttpError } from '../http/http-error';
 import { chunkLine, errorLine, exitLine, type ExecStreamItem } from './exec-lines';
@@ -24,14 +24,14 @@ export interface FollowExecOptions {
 export class ExecFollower {
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
+    private readonly aggregates: AggregateRepository,
     @Inject(ARBOR_CONFIG) private readonly config: ArborConfig,
     private readonly projection: ProjectionWaiter,
   ) {}
 
   /** Checks the exec belongs to this org and VM (404 "exec not found" otherwise), then follows it. */
   async follow(org_id: string, vm_id: string, exec_id: string, options: FollowExecOptions): Promise<AsyncIterable<ExecStreamItem>> {
-    const recorded = await this.events.readStream(streams.exec(exec_id));
-    const state = recorded.map((r) => toDomainEvent<ExecEvent>(r)).reduce(execDecider.evolve, execDecider.initialState());
+    const { state } = await this.aggregates.load(Exec, exec_id);
     if (!state.request || state.request.org_id !== org_id || state.request.vm_id !== vm_id) throw notFound('exec');
     const after = options.after === 'latest' ? state.last_cursor : options.after;
     return this.items(exec_id, state.status !== 'requested', after, options);

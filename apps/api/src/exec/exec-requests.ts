@@ -1,15 +1,14 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { deterministicUuid, execDecider, streams } from '@arbor/domain';
+import { Injectable } from '@nestjs/common';
+import { AggregateRepository, type CommandContext } from '@arbor/application';
 import type { VmExecRequestDto } from '@arbor/contracts';
-import { handleCommand, type CommandContext } from '@arbor/application';
-import { EVENT_STORE, type EventStore } from '@arbor/event-store';
+import { deterministicUuid, Exec } from '@arbor/domain';
 import { VmReadModel } from '../vms/vm-read-model';
 
 /** Appends an ExecRequested for the worker: the one write every exec starts with. */
 @Injectable()
 export class ExecRequests {
   constructor(
-    @Inject(EVENT_STORE) private readonly events: EventStore,
+    private readonly aggregates: AggregateRepository,
     private readonly vms: VmReadModel,
   ) {}
 
@@ -19,10 +18,9 @@ export class ExecRequests {
     // Every exec has an id; without the client's, it derives from the command (a retry reuses it).
     const exec_id = body.exec_id?.toLowerCase() ?? deterministicUuid(context.command_id, 'exec');
     // A retry of this very request (same X-Idempotency-Key) gets the exec it already started back.
-    await handleCommand(
-      this.events,
-      streams.exec(exec_id),
-      execDecider,
+    await this.aggregates.handle(
+      Exec,
+      exec_id,
       {
         type: 'RequestExec',
         exec_id,

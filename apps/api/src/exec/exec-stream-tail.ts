@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent } from '@arbor/event-store';
-import { streams } from '@arbor/domain';
+import { Exec } from '@arbor/domain';
 
 const TERMINAL = new Set(['ExecExited', 'ExecFailed']);
 const MIN_POLL_MS = 2;
@@ -15,7 +15,7 @@ export async function* tailExecStream(store: EventStore, exec_id: string, fromRe
   let from = fromRevision;
   let pollMs = MIN_POLL_MS;
   while (!signal.aborted) {
-    const events = await store.readStream(streams.exec(exec_id), { from_revision: from });
+    const events = await store.readStream(Exec.stream(exec_id), { from_revision: from });
     for (const event of events) {
       yield event;
       if (TERMINAL.has(event.type)) return;

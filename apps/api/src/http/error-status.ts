@@ -9,7 +9,9 @@ const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
   forbidden: 403,
   conflict: 409,
   invalid: 400,
+  too_large: 413,
   unprocessable: 422,
+  failed: 500, // the host could not carry it out: the message is its reason
 };
 
 /**

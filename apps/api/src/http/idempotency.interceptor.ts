@@ -1,21 +1,13 @@
-import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor } from '@nestjs/common';
+import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
 import type { Response } from 'express';
 import { createHash } from 'node:crypto';
 import { from, mergeMap, of, type Observable } from 'rxjs';
-import { streams } from '@arbor/domain';
-import { toNewEvents } from '@arbor/application';
-import { EVENT_STORE, type EventStore, WrongExpectedVersionError } from '@arbor/event-store';
+import { AggregateRepository, newCommandContext } from '@arbor/application';
+import { IdempotentResponse } from '@arbor/domain';
 import type { AuthenticatedRequest } from '../auth/api-key.guard';
 import { HttpError } from './http-error';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-interface RecordedResponse {
-  method: string;
-  path: string;
-  status: number;
-  body: unknown;
-}
 
 /**
  * `X-Idempotency-Key` on a write: the first successful response is recorded in the log
@@ -23,13 +15,13 @@ interface RecordedResponse {
  * running the command twice. Commands derive their ids from the key too, so a retry that comes
  * before a response was recorded (the first attempt timed out with 504, or its process died, or
  * it is still running) runs the handler again and each command step finds the events it
- * appended the first time and carries on from them (see handleCommand) instead of meeting its own
+ * appended the first time and carries on from them (see AggregateRepository.handle) instead of meeting its own
  * outcome as a conflict: it answers the first result once that is reached. A genuine conflict
  * (someone else's events) answers at once.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  constructor(@Inject(EVENT_STORE) private readonly events: EventStore) {}
+  constructor(private readonly aggregates: AggregateRepository) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
@@ -38,12 +30,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (!WRITE_METHODS.has(request.method) || typeof key !== 'string' || !key || !request.principal) return next.handle();
     if (key.length > 255) throw new HttpError(400, 'X-Idempotency-Key must be at most 255 characters');
 
-    const org = request.principal.org_id;
-    const stream = streams.idempotency(org, createHash('sha256').update(key).digest('hex').slice(0, 32));
-    return from(this.events.readStream(stream)).pipe(
-      mergeMap((recorded) => {
-        if (recorded.length) {
-          const first = recorded[0].data as RecordedResponse;
+    const record = { org_id: request.principal.org_id, key_hash: createHash('sha256').update(key).digest('hex').slice(0, 32) };
+    return from(this.aggregates.load(IdempotentResponse, record)).pipe(
+      mergeMap(({ state }) => {
+        const first = state.response;
+        if (first) {
           if (first.method !== request.method || first.path !== request.path) {
             throw new HttpError(422, 'X-Idempotency-Key was already used for a different request');
           }
@@ -55,17 +46,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
             // A streamed answer (NDJSON exec) was written by the handler itself: nothing to record;
             // a retry re-runs the handler, which follows the same exec again from its start.
             if (response.headersSent) return body;
-            const data: RecordedResponse = { method: request.method, path: request.path, status: response.statusCode, body: body ?? null };
-            const [event] = toNewEvents([{ type: 'IdempotentResponseRecorded', data }], {
-              command_id: stream,
-              correlation_id: stream,
-              causation_id: stream,
-              actor_key_id: request.principal.key_id,
-              org_id: org,
-            });
-            await this.events.append(stream, [event], 'no_stream').catch((error) => {
-              if (!(error instanceof WrongExpectedVersionError)) throw error;
-            });
+            const recorded = { type: 'RecordIdempotentResponse' as const, method: request.method, path: request.path, status: response.statusCode, body: body ?? null };
+            // The first response stands (see idempotentResponseDecider): a concurrent twin records nothing.
+            const command = newCommandContext({ command_id: IdempotentResponse.stream(record), org_id: record.org_id, actor_key_id: request.principal.key_id });
+            await this.aggregates.handle(IdempotentResponse, record, recorded, command);
             return body;
           }),
         );

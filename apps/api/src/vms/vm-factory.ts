@@ -1,11 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { commitDecider, deterministicUuid, DomainError, notFound, streams, type VmBootFailed, type VmConfig, vmDecider } from '@arbor/domain';
-import { handleCommand, type ArborConfig, awaitStreamEvent, ARBOR_CONFIG, ProjectionWaiter, VmSshKeys } from '@arbor/application';
-import { EVENT_STORE, type EventStore } from '@arbor/event-store';
+import { AggregateRepository, Operations, ProjectionWaiter, stepContext, VmSshKeys } from '@arbor/application';
+import { Commit, deterministicUuid, DomainError, Vm, type VmConfig } from '@arbor/domain';
 import type { CommitDocument } from '@arbor/read-models';
 import type { RequestContext } from '../auth/request-context.decorator';
-import { HttpError } from '../http/http-error';
 
 export interface NewVm {
   config: VmConfig;
@@ -22,8 +20,8 @@ export interface NewVm {
 @Injectable()
 export class VmFactory {
   constructor(
-    @Inject(EVENT_STORE) private readonly events: EventStore,
-    @Inject(ARBOR_CONFIG) private readonly config: ArborConfig,
+    private readonly aggregates: AggregateRepository,
+    private readonly operations: Operations,
     private readonly projection: ProjectionWaiter,
     private readonly sshKeys: VmSshKeys,
   ) {}
@@ -31,10 +29,9 @@ export class VmFactory {
   async create(context: RequestContext, vm: NewVm, index: number, waitBoot: boolean): Promise<string> {
     const { principal, command } = context;
     const vm_id = deterministicUuid(command.command_id, 'vm', String(index));
-    const result = await handleCommand(
-      this.events,
-      streams.vm(vm_id),
-      vmDecider,
+    const result = await this.aggregates.handle(
+      Vm,
+      vm_id,
       {
         type: 'RequestVmCreation',
         vm_id,
@@ -50,14 +47,13 @@ export class VmFactory {
         ssh_public_key: this.sshKeys.publicKey(vm_id),
         now: new Date().toISOString(),
       },
-      { ...command, command_id: deterministicUuid(command.command_id, 'create', String(index)) },
+      stepContext(command, 'create', String(index)),
     );
     const used = vm.commit ? await this.useCommit(context, vm_id, vm.commit.commit_id, index) : null;
-    if (!waitBoot) {
-      await this.projection.waitFor(used ?? result.position);
-      return vm_id;
-    }
-    await this.awaitBoot(vm_id, result.revision);
+    // A VM that fails to boot is deleted in the same append as the failure, so that answer (500
+    // with the reason) comes once the read models no longer list it.
+    if (waitBoot) await this.operations.settle(Vm, vm_id, 'VmCreationRequested', result.revision);
+    else await this.projection.waitFor(used ?? result.position);
     return vm_id;
   }
 
@@ -71,47 +67,28 @@ export class VmFactory {
   private async useCommit(context: RequestContext, vm_id: string, commit_id: string, index: number): Promise<number | null> {
     const { principal, command } = context;
     try {
-      const used = await handleCommand(
-        this.events,
-        streams.commit(commit_id),
-        commitDecider,
+      const used = await this.aggregates.handle(
+        Commit,
+        commit_id,
         { type: 'UseCommit', vm_id, org_id: principal.org_id, now: new Date().toISOString() },
-        { ...command, command_id: deterministicUuid(command.command_id, 'use', String(index)) },
+        stepContext(command, 'use', String(index)),
       );
       return used.position;
     } catch (error) {
       if (!(error instanceof DomainError && error.kind === 'not_found')) throw error;
       // Deleted (or made private) since it was looked up: the worker cannot claim it either, so
       // no machine will ever exist; end the VM now rather than leave it booting.
-      const failed = await handleCommand(
-        this.events,
-        streams.vm(vm_id),
-        vmDecider,
+      const failed = await this.aggregates.handle(
+        Vm,
+        vm_id,
         { type: 'RecordVmBootFailed', reason: `commit ${commit_id} not found`, now: new Date().toISOString() },
-        { ...command, command_id: deterministicUuid(command.command_id, 'unusable', String(index)) },
+        stepContext(command, 'unusable', String(index)),
       );
       await this.projection.waitFor(failed.position);
       throw error;
     }
   }
-
-  /**
-   * Waits for the worker's answer to the creation in the log. A VM that failed to boot is deleted
-   * in the same append as the failure, so the answer (500 with the reason) comes only once the
-   * read models no longer list it.
-   */
-  private async awaitBoot(vm_id: string, creationRevision: number): Promise<void> {
-    const stream = streams.vm(vm_id);
-    const outcome = await awaitStreamEvent(this.events, stream, creationRevision, (e) => BOOT_OUTCOMES.has(e.type), `vm ${vm_id} to boot`, this.config.waitTimeoutMs);
-    const settled = await this.events.readStream(stream, { from_revision: outcome.revision });
-    await this.projection.waitFor(settled[settled.length - 1].position);
-    if (outcome.type === 'VmBootFailed') throw new HttpError(500, `vm ${vm_id} failed to boot: ${(outcome.data as VmBootFailed['data']).reason}`);
-    if (outcome.type === 'VmDeleted') throw notFound('vm'); // deleted by its owner while it booted
-  }
 }
-
-/** What ends a boot: the machine runs, it failed (and the VM was deleted), or it was deleted first. */
-const BOOT_OUTCOMES = new Set(['VmBooted', 'VmBootFailed', 'VmDeleted']);
 
 /** A per-org ULA prefix (fdXX:XXXX:XXXX::/48) and a per-VM interface id, as the contract's IPv6 addresses. */
 function vmAddress(org_id: string, vm_id: string): string {

@@ -12,9 +12,9 @@ import { ResizeVmDiskHandler } from './commands/resize-vm-disk.handler';
 import { SetVmLabelsHandler } from './commands/set-vm-labels.handler';
 import { GetVmMetadataHandler, GetVmStatusHandler } from './queries/get-vm.handler';
 import { ListVmsHandler } from './queries/list-vms.handler';
-import { CommitIdReservation } from './commit-id-reservation';
+import { CommitIds } from './commit-ids';
 import { VmFactory } from './vm-factory';
-import { VmOperations } from './vm-operations';
+import { VmCommitter } from './vm-committer';
 import { VmReadModel } from './vm-read-model';
 import { VmController } from './vm.controller';
 import { VmsController } from './vms.controller';
@@ -26,8 +26,8 @@ import { VmsController } from './vms.controller';
   providers: [
     VmReadModel,
     VmFactory,
-    VmOperations,
-    CommitIdReservation,
+    VmCommitter,
+    CommitIds,
     CreateRootVmHandler,
     CreateVmFromCommitHandler,
     BranchVmsHandler,

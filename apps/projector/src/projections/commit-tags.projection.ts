@@ -1,17 +1,13 @@
-import type { TagEvent } from '@arbor/domain';
-import { toDomainEvent } from '@arbor/application';
-import type { RecordedEvent } from '@arbor/event-store';
+import { Tag } from '@arbor/domain';
 import { type WriteOp, COMMIT_TAGS_COLLECTION, commitTagKey, type CommitTagDocument } from '@arbor/read-models';
-import type { Projection } from './projection';
+import { projectionOf } from './projection';
 
 /** The `commit_tags` read model: GET /commit_tags and tag lookups by name. */
-export const commitTagsProjection: Projection = {
+export const commitTagsProjection = projectionOf(Tag, {
   name: 'commit_tags',
   collections: [COMMIT_TAGS_COLLECTION],
   indexes: [{ collection: COMMIT_TAGS_COLLECTION, keys: { org_id: 1, tag_name: 1 } }],
-  project(recorded: RecordedEvent): WriteOp[] {
-    if (!recorded.stream_id.startsWith('tag-')) return [];
-    const event = toDomainEvent<TagEvent>(recorded);
+  project(event): WriteOp[] {
     const byTagId = { tag_id: (event.data as { tag_id: string }).tag_id };
     switch (event.type) {
       case 'TagCreated': {
@@ -28,4 +24,4 @@ export const commitTagsProjection: Projection = {
         return [{ op: 'deleteOne', collection: COMMIT_TAGS_COLLECTION, filter: byTagId }];
     }
   },
-};
+});

@@ -1,8 +1,6 @@
-import type { CommitEvent } from '@arbor/domain';
-import { toDomainEvent } from '@arbor/application';
-import type { RecordedEvent } from '@arbor/event-store';
+import { Commit } from '@arbor/domain';
 import { type WriteOp, COMMIT_ANCESTORS_COLLECTION, COMMITS_COLLECTION, type CommitAncestorsDocument, type CommitDocument } from '@arbor/read-models';
-import type { Projection, ProjectionReads } from './projection';
+import { projectionOf, type ProjectionReads } from './projection';
 
 /**
  * A commit's ancestors, nearest first (materialized path): its parent commit (the commit its
@@ -16,16 +14,14 @@ async function ancestorsOf(parent_id: string | null, reads: ProjectionReads): Pr
 }
 
 /** The `commits` read model (GET /commits, /commits/public, PATCH answers) and each commit's ancestors (the parent chain). */
-export const commitsProjection: Projection = {
+export const commitsProjection = projectionOf(Commit, {
   name: 'commits',
   collections: [COMMITS_COLLECTION, COMMIT_ANCESTORS_COLLECTION],
   indexes: [
     { collection: COMMITS_COLLECTION, keys: { org_id: 1, deleted_at: 1, created_at: -1 } },
     { collection: COMMITS_COLLECTION, keys: { is_public: 1, deleted_at: 1, created_at: -1 } },
   ],
-  async project(recorded: RecordedEvent, reads: ProjectionReads): Promise<WriteOp[]> {
-    if (!recorded.stream_id.startsWith('commit-')) return [];
-    const event = toDomainEvent<CommitEvent>(recorded);
+  async project(event, _recorded, reads): Promise<WriteOp[]> {
     switch (event.type) {
       case 'CommitCreated': {
         const d = event.data;
@@ -47,4 +43,4 @@ export const commitsProjection: Projection = {
         return [];
     }
   },
-};
+});

@@ -11,14 +11,14 @@ export const EVENT_STATS_COLLECTION = 'event_stats';
 export const eventStatsProjection: Projection = {
   name: 'event_stats',
   collections: [EVENT_STATS_COLLECTION],
-  project(event: RecordedEvent): WriteOp[] {
-    const org = event.metadata.org_id ?? 'system';
+  project(_event, recorded: RecordedEvent): WriteOp[] {
+    const org = recorded.metadata.org_id ?? 'system';
     return [
       {
         op: 'updateOne',
         collection: EVENT_STATS_COLLECTION,
         filter: { _id: org },
-        update: { $inc: { total: 1, [`by_type.${event.type}`]: 1 }, $set: { last_position: event.position } },
+        update: { $inc: { total: 1, [`by_type.${recorded.type}`]: 1 }, $set: { last_position: recorded.position } },
         upsert: true,
       },
     ];

@@ -1,21 +1,17 @@
-import type { ExecEvent } from '@arbor/domain';
-import { toDomainEvent } from '@arbor/application';
-import type { RecordedEvent } from '@arbor/event-store';
+import { Exec } from '@arbor/domain';
 import { type WriteOp, VM_EXEC_LOGS_COLLECTION, type ExecLogEntryDocument } from '@arbor/read-models';
-import type { Projection } from './projection';
+import { projectionOf } from './projection';
 
 /**
  * The `vm_exec_logs` read model: every exec output of a VM, in log order. The entry's offset is
  * the output event's global position, so offsets only grow and a page resumes exactly where the
  * previous one stopped.
  */
-export const execLogsProjection: Projection = {
+export const execLogsProjection = projectionOf(Exec, {
   name: 'vm_exec_logs',
   collections: [VM_EXEC_LOGS_COLLECTION],
   indexes: [{ collection: VM_EXEC_LOGS_COLLECTION, keys: { vm_id: 1, offset: 1 } }],
-  project(recorded: RecordedEvent): WriteOp[] {
-    if (recorded.type !== 'ExecOutput' || !recorded.stream_id.startsWith('exec-')) return [];
-    const event = toDomainEvent<ExecEvent>(recorded);
+  project(event, recorded): WriteOp[] {
     if (event.type !== 'ExecOutput') return [];
     const { exec_id, vm_id, stream, data_b64, at } = event.data;
     const doc: ExecLogEntryDocument = {
@@ -31,4 +27,4 @@ export const execLogsProjection: Projection = {
     // replaceOne with upsert: applying the same event again (a rebuild) leaves one entry.
     return [{ op: 'replaceOne', collection: VM_EXEC_LOGS_COLLECTION, filter: { _id: doc._id }, doc, upsert: true }];
   },
-};
+});

@@ -1,8 +1,6 @@
-import type { VmEvent } from '@arbor/domain';
-import { toDomainEvent } from '@arbor/application';
-import type { RecordedEvent } from '@arbor/event-store';
+import { Vm } from '@arbor/domain';
 import { type WriteOp, type VmDocument, VMS_COLLECTION } from '@arbor/read-models';
-import type { Projection } from './projection';
+import { projectionOf } from './projection';
 
 const set = (vm_id: string, fields: Partial<VmDocument>): WriteOp => ({
   op: 'updateOne',
@@ -12,13 +10,11 @@ const set = (vm_id: string, fields: Partial<VmDocument>): WriteOp => ({
 });
 
 /** The `vms` read model: what GET /vms, /vm/{id}/status and /metadata serve. */
-export const vmsProjection: Projection = {
+export const vmsProjection = projectionOf(Vm, {
   name: 'vms',
   collections: [VMS_COLLECTION],
   indexes: [{ collection: VMS_COLLECTION, keys: { org_id: 1, deleted_at: 1, created_at: 1 } }],
-  project(recorded: RecordedEvent): WriteOp[] {
-    if (!recorded.stream_id.startsWith('vm-')) return [];
-    const event = toDomainEvent<VmEvent>(recorded);
+  project(event): WriteOp[] {
     const vm_id = (event.data as { vm_id: string }).vm_id;
     switch (event.type) {
       case 'VmCreationRequested': {
@@ -65,4 +61,4 @@ export const vmsProjection: Projection = {
         return [];
     }
   },
-};
+});

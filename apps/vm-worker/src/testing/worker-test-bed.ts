@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commitDecider, execDecider, streams, VM_CONFIG_DEFAULTS, vmDecider, type CommitCommand, type ExecCommand, type VmCommand, guestFileDecider, type GuestFileCommand } from '@arbor/domain';
-import { handleCommand, newCommandContext, type CommandContext } from '@arbor/application';
+import { AggregateRepository, newCommandContext, type CommandContext } from '@arbor/application';
+import { Commit, Exec, GuestFile, Vm, VM_CONFIG_DEFAULTS, VmPlacement, type CommitCommand, type ExecCommand, type GuestFileCommand, type VmCommand } from '@arbor/domain';
 import { InMemoryEventStore, type EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import { execsRunningHereSettled } from '../exec-runner';
@@ -14,6 +14,7 @@ import { VmWorker } from '../vm-worker';
  */
 export class WorkerTestBed {
   readonly store: EventStore = new InMemoryEventStore();
+  readonly aggregates = new AggregateRepository(this.store);
   private readonly dir = mkdtempSync(join(tmpdir(), 'arbor-worker-'));
   private readonly running = new Map<string, VmWorker>();
 
@@ -51,20 +52,20 @@ export class WorkerTestBed {
   }
 
   vm(vm_id: string, command: VmCommand) {
-    return handleCommand(this.store, streams.vm(vm_id), vmDecider, command, newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' }));
+    return this.aggregates.handle(Vm, vm_id, command, apiContext());
   }
 
   commit(commit_id: string, command: CommitCommand) {
-    return handleCommand(this.store, streams.commit(commit_id), commitDecider, command, newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' }));
+    return this.aggregates.handle(Commit, commit_id, command, apiContext());
   }
 
   exec(exec_id: string, command: ExecCommand) {
-    return handleCommand(this.store, streams.exec(exec_id), execDecider, command, newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' }));
+    return this.aggregates.handle(Exec, exec_id, command, apiContext());
   }
 
   /** `context` lets a spec share one correlation id across an operation's commands. */
-  guestFile(op_id: string, command: GuestFileCommand, context: CommandContext = newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' })) {
-    return handleCommand(this.store, streams.guestFile(op_id), guestFileDecider, command, context);
+  guestFile(op_id: string, command: GuestFileCommand, context: CommandContext = apiContext()) {
+    return this.aggregates.handle(GuestFile, op_id, command, context);
   }
 
   requestExec(exec_id: string, vm_id: string, argv: string[]) {
@@ -73,7 +74,7 @@ export class WorkerTestBed {
 
   /** The worker a VM is placed on, as its placement stream says. */
   async placement(vm_id: string): Promise<string[]> {
-    return (await this.store.readStream(streams.placement(vm_id))).map((e) => (e.data as { worker_id: string }).worker_id);
+    return (await this.store.readStream(VmPlacement.stream(vm_id))).map((e) => (e.data as { worker_id: string }).worker_id);
   }
 
   /**
@@ -86,11 +87,14 @@ export class WorkerTestBed {
     return this.vm(vm_id, { type: 'RequestVmCreation', vm_id, org_id: 'org-1', owner_id: 'key-1', config: VM_CONFIG_DEFAULTS, labels: null, env: { A: '1' }, ip: 'fd00::1', ...lineage, now });
   }
 
-  requestCommit(vm_id: string, commit_id: string) {
-    return this.vm(vm_id, { type: 'RequestVmCommit', commit_id, name: 'c', description: null, keep_paused: false });
+  requestCommit(vm_id: string, commit_id: string, keep_paused = false) {
+    return this.vm(vm_id, { type: 'RequestVmCommit', commit_id, name: 'c', description: null, keep_paused });
   }
 
   async types(stream: string): Promise<string[]> {
     return (await this.store.readStream(stream)).map((e) => e.type);
   }
 }
+
+/** The API's side: a request of org-1's key. */
+const apiContext = () => newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' });

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../shared/decider';
+import { eventTypes, type DomainEvent } from '../shared/decider';
 
 /**
  * Stream `apikey-<key id>`. Only a hash of the secret is ever stored. An operator key may read
@@ -10,3 +10,4 @@ export type ApiKeyIssued = DomainEvent<
 >;
 export type ApiKeyRevoked = DomainEvent<'ApiKeyRevoked', { key_id: string; revoked_at: string }>;
 export type ApiKeyEvent = ApiKeyIssued | ApiKeyRevoked;
+export const API_KEY_EVENT_TYPES = eventTypes<ApiKeyEvent>()('ApiKeyIssued', 'ApiKeyRevoked');

@@ -1,5 +1,6 @@
 import { deciderSpec } from '../testing/decider-spec';
-import { commitIdDecider, type CommitIdEvent } from './commit-id.decider';
+import { commitIdDecider } from './commit-id.decider';
+import type { CommitIdEvent } from './commit-id.events';
 
 const commit_id = '22222222-2222-4222-8222-222222222222';
 const vmA = '11111111-1111-4111-8111-11111111111a';
@@ -13,6 +14,6 @@ describe('client-chosen commit ids: the first VM asked holds the id', () => {
 
   it('lets the holder ask again, and refuses every other VM', () => {
     spec.given([reservedBy(vmA)]).when({ type: 'ReserveCommitId', commit_id, vm_id: vmA }).then([]);
-    spec.given([reservedBy(vmA)]).when({ type: 'ReserveCommitId', commit_id, vm_id: vmB }).thenThrows(`commit ${commit_id} already exists`);
+    spec.given([reservedBy(vmA)]).when({ type: 'ReserveCommitId', commit_id, vm_id: vmB }).thenThrows('conflict', `commit ${commit_id} already exists`);
   });
 });

@@ -1,15 +1,7 @@
 import type { Decider } from '../shared/decider';
 import { conflict, notFound } from '../shared/domain-error';
-import type { CommitCreated, CommitEvent } from './commit.events';
-
-export type CommitCommand =
-  | { type: 'RecordCommitCreated'; data: CommitCreated['data'] }
-  | { type: 'UpdateCommit'; is_public: boolean; name?: string | null; description?: string | null }
-  | { type: 'DeleteCommit'; now: string }
-  /** A VM of `org_id` starts from the commit; refused (not found) once it is deleted or not readable. */
-  | { type: 'UseCommit'; vm_id: string; org_id: string; now: string }
-  /** The VM is gone from the host: it no longer holds the commit. */
-  | { type: 'ReleaseCommit'; vm_id: string; now: string };
+import type { CommitCommand } from './commit.commands';
+import type { CommitEvent } from './commit.events';
 
 export interface CommitState {
   status: 'none' | 'created' | 'deleted';
@@ -37,9 +29,11 @@ const activeVmCount = (state: CommitState): number => Object.values(state.uses).
  */
 function decide(command: CommitCommand, state: CommitState): CommitEvent[] {
   switch (command.type) {
-    case 'RecordCommitCreated':
+    case 'RecordCommitCreated': {
       // The worker may report the same snapshot twice after a crash: the first report stands.
-      return state.status === 'none' ? [{ type: 'CommitCreated', data: command.data }] : [];
+      const { type: _, ...data } = command;
+      return state.status === 'none' ? [{ type: 'CommitCreated', data }] : [];
+    }
     case 'UpdateCommit': {
       if (state.status !== 'created') throw notFound('commit');
       const name = given(command.name) ? command.name.trim() : state.name;

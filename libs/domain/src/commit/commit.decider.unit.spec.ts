@@ -37,8 +37,8 @@ describe('commit decider: restores and deletion meet on the commit stream', () =
   });
 
   it('a deleted or missing commit cannot be restored', () => {
-    spec.given([created, deleted]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).thenThrows('commit not found');
-    spec.given([]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).thenThrows('commit not found');
+    spec.given([created, deleted]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).thenThrows('not_found', 'commit not found');
+    spec.given([]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).thenThrows('not_found', 'commit not found');
   });
 
   it('a use claimed while the commit was public stands when it turns private (the worker claims it again)', () => {
@@ -47,13 +47,13 @@ describe('commit decider: restores and deletion meet on the commit stream', () =
   });
 
   it("another org may restore the commit only while it is public", () => {
-    spec.given([created]).when({ type: 'UseCommit', vm_id: vmB, org_id: 'org-2', now }).thenThrows('commit not found');
+    spec.given([created]).when({ type: 'UseCommit', vm_id: vmB, org_id: 'org-2', now }).thenThrows('not_found', 'commit not found');
     spec.given([created, madePublic]).when({ type: 'UseCommit', vm_id: vmB, org_id: 'org-2', now }).then([used(vmB)]);
   });
 
   it('refuses deletion while VMs started from the commit exist, naming how many', () => {
-    spec.given([created, used(vmA), used(vmB)]).when({ type: 'DeleteCommit', now }).thenThrows('commit still has 2 active VM(s)');
-    spec.given([created, used(vmA), used(vmB), released(vmA)]).when({ type: 'DeleteCommit', now }).thenThrows('commit still has 1 active VM(s)');
+    spec.given([created, used(vmA), used(vmB)]).when({ type: 'DeleteCommit', now }).thenThrows('conflict', 'commit still has 2 active VM(s)');
+    spec.given([created, used(vmA), used(vmB), released(vmA)]).when({ type: 'DeleteCommit', now }).thenThrows('conflict', 'commit still has 1 active VM(s)');
   });
 
   it('deletes the commit once every VM that used it is released', () =>

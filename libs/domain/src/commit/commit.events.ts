@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../shared/decider';
+import { eventTypes, type DomainEvent } from '../shared/decider';
 import type { VmConfig } from '../vm/vm-config';
 
 /**
@@ -39,3 +39,4 @@ export type CommitUsedByVm = DomainEvent<'CommitUsedByVm', { commit_id: string; 
 /** The VM's machine is gone (it was deleted, or failed to boot): it no longer holds the commit. */
 export type CommitReleasedByVm = DomainEvent<'CommitReleasedByVm', { commit_id: string; vm_id: string; released_at: string }>;
 export type CommitEvent = CommitCreated | CommitUpdated | CommitDeleted | CommitUsedByVm | CommitReleasedByVm;
+export const COMMIT_EVENT_TYPES = eventTypes<CommitEvent>()('CommitCreated', 'CommitUpdated', 'CommitDeleted', 'CommitUsedByVm', 'CommitReleasedByVm');

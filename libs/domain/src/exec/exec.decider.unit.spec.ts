@@ -33,11 +33,11 @@ const exited: ExecEvent = { type: 'ExecExited', data: { exec_id, vm_id, cursor: 
 describe('exec decider', () => {
   it('requests an exec once; reusing its id is a conflict', () => {
     spec.given([]).when(request).then([requested]);
-    spec.given([requested]).when(request).thenThrows(`exec ${exec_id} already exists`);
+    spec.given([requested]).when(request).thenThrows('conflict', `exec ${exec_id} already exists`);
   });
 
   it('refuses an empty command: there is nothing to run', () =>
-    spec.given([]).when({ ...request, command: [] }).thenThrows(/command must name a program/));
+    spec.given([]).when({ ...request, command: [] }).thenThrows('invalid', /command must name a program/));
 
   it('records the start only once, and only for a requested exec', () => {
     spec.given([requested]).when({ type: 'RecordExecStarted', now }).then([started]);

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../shared/decider';
+import { eventTypes, type DomainEvent } from '../shared/decider';
 
 export type ExecOutputStream = 'stdout' | 'stderr';
 
@@ -38,3 +38,4 @@ export type ExecExited = DomainEvent<'ExecExited', { exec_id: string; vm_id: str
 export type ExecFailed = DomainEvent<'ExecFailed', { exec_id: string; vm_id: string; cursor: number; reason: string; at: string }>;
 
 export type ExecEvent = ExecRequested | ExecStarted | ExecOutput | ExecExited | ExecFailed;
+export const EXEC_EVENT_TYPES = eventTypes<ExecEvent>()('ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecExited', 'ExecFailed');

@@ -1,16 +1,8 @@
 import type { Decider } from '../shared/decider';
 import { conflict, invalid, notFound } from '../shared/domain-error';
 import { MAX_FILE_CONTENT_BYTES } from './file-chunks';
+import type { GuestFileCommand } from './guest-file.commands';
 import type { FileOperationFailureKind, FileReadRequested, FileWriteRequested, GuestFileEvent } from './guest-file.events';
-
-export type GuestFileCommand =
-  /** Content travels ahead of a write, and after a read's request (see FILE_CHUNK_BYTES). */
-  | { type: 'AddFileChunk'; op_id: string; index: number; data_b64: string }
-  | ({ type: 'RequestFileWrite' } & FileWriteRequested['data'])
-  | ({ type: 'RequestFileRead' } & FileReadRequested['data'])
-  | { type: 'RecordFileWritten' }
-  | { type: 'RecordFileRead'; size: number; chunk_count: number }
-  | { type: 'RecordFileOperationFailed'; kind: FileOperationFailureKind; reason: string };
 
 export type GuestFileOutcome = { type: 'written' } | { type: 'read'; size: number } | { type: 'failed'; kind: FileOperationFailureKind; reason: string };
 
@@ -97,6 +89,3 @@ function evolve(state: GuestFileState, event: GuestFileEvent): GuestFileState {
 }
 
 export const guestFileDecider: Decider<GuestFileCommand, GuestFileState, GuestFileEvent> = { initialState, decide, evolve };
-
-/** Outcome events: what the API waits for after appending a request. */
-export const isGuestFileOutcome = (type: string) => type === 'FileWritten' || type === 'FileRead' || type === 'FileOperationFailed';

@@ -22,8 +22,8 @@ describe('guest file decider', () => {
     });
 
     it('refuses a request whose content has not all arrived', () => {
-      spec.given([]).when({ type: 'RequestFileWrite', ...write }).thenThrows('file content incomplete: 0 of 1 chunks');
-      spec.given([chunk(0, hello)]).when({ type: 'RequestFileWrite', ...write, size: 6 }).thenThrows(/incomplete/);
+      spec.given([]).when({ type: 'RequestFileWrite', ...write }).thenThrows('invalid', 'file content incomplete: 0 of 1 chunks');
+      spec.given([chunk(0, hello)]).when({ type: 'RequestFileWrite', ...write, size: 6 }).thenThrows('invalid', /incomplete/);
     });
 
     it('accepts an empty file without chunks', () =>
@@ -32,11 +32,11 @@ describe('guest file decider', () => {
     it('a retried upload appends nothing new, and a chunk out of order is refused', () => {
       spec.given([chunk(0, hello)]).when({ type: 'AddFileChunk', op_id, index: 0, data_b64: hello }).then([]);
       spec.given([chunk(0, hello), writeRequested]).when({ type: 'RequestFileWrite', ...write }).then([]);
-      spec.given([]).when({ type: 'AddFileChunk', op_id, index: 1, data_b64: hello }).thenThrows('file chunk 1 arrived before chunk 0');
+      spec.given([]).when({ type: 'AddFileChunk', op_id, index: 1, data_b64: hello }).thenThrows('invalid', 'file chunk 1 arrived before chunk 0');
     });
 
     it('takes no content once the write is requested', () =>
-      spec.given([chunk(0, hello), writeRequested]).when({ type: 'AddFileChunk', op_id, index: 1, data_b64: hello }).thenThrows(/no longer accepts content/));
+      spec.given([chunk(0, hello), writeRequested]).when({ type: 'AddFileChunk', op_id, index: 1, data_b64: hello }).thenThrows('conflict', /no longer accepts content/));
 
     it('records the outcome once: a replayed report appends nothing', () => {
       const written: GuestFileEvent = { type: 'FileWritten', data: { op_id } };
@@ -60,7 +60,7 @@ describe('guest file decider', () => {
       spec
         .given([readRequested, chunk(0, hello)])
         .when({ type: 'AddFileChunk', op_id, index: 0, data_b64: Buffer.from('howdy').toString('base64') })
-        .thenThrows(/file content changed during the operation/));
+        .thenThrows('conflict', /file content changed during the operation/));
 
     it('reports failures with their kind', () =>
       spec
@@ -69,12 +69,12 @@ describe('guest file decider', () => {
         .then([{ type: 'FileOperationFailed', data: { op_id, kind: 'not_found', reason: '/etc/motd: no such file' } }]));
 
     it('a write outcome does not answer a read, and an unknown operation has no outcome', () => {
-      spec.given([readRequested]).when({ type: 'RecordFileWritten' }).thenThrows(/is a read, not a write/);
-      spec.given([]).when({ type: 'RecordFileWritten' }).thenThrows('file operation not found');
+      spec.given([readRequested]).when({ type: 'RecordFileWritten' }).thenThrows('invalid', /is a read, not a write/);
+      spec.given([]).when({ type: 'RecordFileWritten' }).thenThrows('not_found', 'file operation not found');
     });
 
     it('one operation id is either a read or a write', () =>
-      spec.given([chunk(0, hello), writeRequested]).when({ type: 'RequestFileRead', ...read }).thenThrows('file operation id already used'));
+      spec.given([chunk(0, hello), writeRequested]).when({ type: 'RequestFileRead', ...read }).thenThrows('conflict', 'file operation id already used'));
   });
 
   it('splits content into chunks of FILE_CHUNK_BYTES and joins them back', () => {

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../shared/decider';
+import { eventTypes, type DomainEvent } from '../shared/decider';
 
 /**
  * Stream `guestfile-<op_id>`: one read or write of a file inside a VM. The API appends the intent,
@@ -31,3 +31,4 @@ export type FileOperationFailureKind = 'not_found' | 'not_a_file' | 'parent_miss
 export type FileOperationFailed = DomainEvent<'FileOperationFailed', { op_id: string; reason: string; kind: FileOperationFailureKind }>;
 
 export type GuestFileEvent = FileContentChunk | FileWriteRequested | FileReadRequested | FileWritten | FileRead | FileOperationFailed;
+export const GUEST_FILE_EVENT_TYPES = eventTypes<GuestFileEvent>()('FileContentChunk', 'FileWriteRequested', 'FileReadRequested', 'FileWritten', 'FileRead', 'FileOperationFailed');

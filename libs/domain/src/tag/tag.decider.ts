@@ -1,15 +1,10 @@
 import type { Decider } from '../shared/decider';
 import { conflict, invalid, notFound } from '../shared/domain-error';
+import type { TagCommand } from './tag.commands';
 import type { TagEvent } from './tag.events';
 
 /** Tag and repository names: alphanumerics, "-", "_", ".", 1–64 characters. */
 export const TAG_NAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-
-export type TagCommand =
-  | { type: 'CreateTag'; tag_id: string; org_id: string; tag_name: string; commit_id: string; description: string | null; now: string }
-  /** `description`: undefined leaves it, null clears it, a string sets it (tri-state PATCH). */
-  | { type: 'UpdateTag'; commit_id?: string | null; description?: string | null; now: string }
-  | { type: 'DeleteTag'; now: string };
 
 export interface TagState {
   exists: boolean;

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../shared/decider';
+import { eventTypes, type DomainEvent } from '../shared/decider';
 
 /**
  * Stream `tag-<org>-<name>`: a movable name for a commit within an org. The stream is also the
@@ -13,3 +13,4 @@ export type TagMoved = DomainEvent<'TagMoved', { tag_id: string; commit_id: stri
 export type TagDescriptionChanged = DomainEvent<'TagDescriptionChanged', { tag_id: string; description: string | null; changed_at: string }>;
 export type TagDeleted = DomainEvent<'TagDeleted', { tag_id: string; deleted_at: string }>;
 export type TagEvent = TagCreated | TagMoved | TagDescriptionChanged | TagDeleted;
+export const TAG_EVENT_TYPES = eventTypes<TagEvent>()('TagCreated', 'TagMoved', 'TagDescriptionChanged', 'TagDeleted');

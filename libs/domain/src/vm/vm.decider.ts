@@ -1,5 +1,5 @@
 import type { Decider } from '../shared/decider';
-import { conflict, DomainError, invalid, notFound } from '../shared/domain-error';
+import { conflict, invalid, notFound } from '../shared/domain-error';
 import type { VmCommand } from './vm.commands';
 import type { Labels, VmConfig } from './vm-config';
 import type { VmEvent } from './vm.events';
@@ -195,5 +195,3 @@ function evolve(state: VmState, event: VmEvent): VmState {
 }
 
 export const vmDecider: Decider<VmCommand, VmState, VmEvent> = { initialState, decide, evolve };
-
-export { DomainError };

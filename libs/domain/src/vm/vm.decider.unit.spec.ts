@@ -42,7 +42,7 @@ describe('vm decider', () => {
       spec
         .given([requested])
         .when({ type: 'RequestVmCreation', vm_id, org_id: 'org-1', owner_id: 'key-1', config: VM_CONFIG_DEFAULTS, labels: null, env: {}, ip: 'fd00::1', now })
-        .thenThrows('vm already exists'));
+        .thenThrows('conflict', 'vm already exists'));
 
     it('records the boot only while booting', () => {
       spec.given([requested]).when({ type: 'RecordVmBooted', driver: 'sandbox', now }).then([booted]);
@@ -52,7 +52,7 @@ describe('vm decider', () => {
     it('a boot failure deletes the vm and keeps the reason in the failure event', () => {
       const failed: VmEvent = { type: 'VmBootFailed', data: { vm_id, reason: 'no image' } };
       spec.given([requested]).when({ type: 'RecordVmBootFailed', reason: 'no image', now }).then([failed, deleted]);
-      spec.given([requested, failed, deleted]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('vm not found');
+      spec.given([requested, failed, deleted]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('not_found', 'vm not found');
       spec.given([requested, failed, deleted]).when({ type: 'RecordVmBooted', driver: 'sandbox', now }).then([]);
     });
 
@@ -61,14 +61,14 @@ describe('vm decider', () => {
 
     it('a boot failure from a log written before failures deleted the vm still leaves it dead', () => {
       const failed: VmEvent = { type: 'VmBootFailed', data: { vm_id, reason: 'no image' } };
-      spec.given([requested, failed]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('vm is dead');
+      spec.given([requested, failed]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('conflict', 'vm is dead');
       spec.given([requested, failed]).when({ type: 'RequestVmDeletion' }).then([deletionRequested]);
     });
   });
 
   describe('pause and resume', () => {
     it('waits for boot to finish before pausing', () =>
-      spec.given([requested]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('vm is still booting'));
+      spec.given([requested]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('conflict', 'vm is still booting'));
 
     it('asks the worker to pause a running vm, then records it', () => {
       spec.given([requested, booted]).when({ type: 'RequestVmStateChange', target: 'Paused' }).then([pauseRequested]);
@@ -87,7 +87,7 @@ describe('vm decider', () => {
         .then([{ type: 'VmResumeRequested', data: { vm_id } }]));
 
     it('refuses a second operation while one is in progress', () =>
-      spec.given([requested, booted, pauseRequested]).when({ type: 'RequestVmStateChange', target: 'Running' }).thenThrows(/pause in progress/));
+      spec.given([requested, booted, pauseRequested]).when({ type: 'RequestVmStateChange', target: 'Running' }).thenThrows('conflict', /pause in progress/));
 
     it('a failed pause leaves the vm running and free for the next operation', () =>
       spec
@@ -102,7 +102,7 @@ describe('vm decider', () => {
 
     it('reports a missing vm as not found', () => {
       expect(() => vmDecider.decide({ type: 'SetVmLabels', labels: null }, vmDecider.initialState())).toThrow(DomainError);
-      spec.given([]).when({ type: 'SetVmLabels', labels: null }).thenThrows('vm not found');
+      spec.given([]).when({ type: 'SetVmLabels', labels: null }).thenThrows('not_found', 'vm not found');
     });
   });
 
@@ -113,7 +113,7 @@ describe('vm decider', () => {
     });
 
     it('a deleted vm is not found and ignores late outcomes', () => {
-      spec.given([requested, booted, deletionRequested, deleted]).when({ type: 'RequestVmDeletion' }).thenThrows('vm not found');
+      spec.given([requested, booted, deletionRequested, deleted]).when({ type: 'RequestVmDeletion' }).thenThrows('not_found', 'vm not found');
       spec.given([requested, booted, deletionRequested, deleted]).when({ type: 'RecordVmDied', reason: 'gone' }).then([]);
     });
 
@@ -121,7 +121,71 @@ describe('vm decider', () => {
       spec.given([requested, deletionRequested]).when({ type: 'RecordVmBooted', driver: 'sandbox', now }).then([]));
 
     it('refuses deletion while a pause is in progress', () =>
-      spec.given([requested, booted, pauseRequested]).when({ type: 'RequestVmDeletion' }).thenThrows(/in progress/));
+      spec.given([requested, booted, pauseRequested]).when({ type: 'RequestVmDeletion' }).thenThrows('conflict', /in progress/));
+  });
+
+  describe('commit', () => {
+    const commit_id = '22222222-2222-4222-8222-222222222222';
+    const request = { type: 'RequestVmCommit' as const, commit_id, name: 'c', description: null, keep_paused: false };
+    const commitRequested = (keep_paused: boolean): VmEvent => ({ type: 'VmCommitRequested', data: { vm_id, commit_id, name: 'c', description: null, keep_paused } });
+    const committed = (keep_paused: boolean): VmEvent => ({ type: 'VmCommitted', data: { vm_id, commit_id, includes_memory: true, keep_paused } });
+
+    it('asks the worker to commit a running or a paused vm, then records the commit', () => {
+      spec.given([requested, booted]).when(request).then([commitRequested(false)]);
+      spec.given([requested, booted, pauseRequested, paused]).when(request).then([commitRequested(false)]);
+      spec.given([requested, booted, commitRequested(false)]).when({ type: 'RecordVmCommitted', includes_memory: true }).then([committed(false)]);
+    });
+
+    it('refuses a commit of a booting, dead or busy vm', () => {
+      spec.given([requested]).when(request).thenThrows('conflict', 'vm is still booting');
+      spec.given([requested, booted, { type: 'VmDied', data: { vm_id, reason: 'x' } }]).when(request).thenThrows('conflict', 'vm is dead');
+      spec.given([requested, booted, commitRequested(false)]).when(request).thenThrows('conflict', 'vm has a commit in progress; try again when it completes');
+      spec.given([requested, booted, commitRequested(false)]).when({ type: 'RequestVmDeletion' }).thenThrows('conflict', /commit in progress/);
+    });
+
+    it('keep_paused leaves a running vm paused once committed; without it the vm keeps its state', () => {
+      spec.given([requested, booted]).when({ ...request, keep_paused: true }).then([commitRequested(true)]);
+      const keptPaused = [requested, booted, commitRequested(true), committed(true)];
+      spec.given(keptPaused).when({ type: 'RequestVmStateChange', target: 'Paused' }).then([]);
+      spec.given(keptPaused).when({ type: 'RequestVmStateChange', target: 'Running' }).then([{ type: 'VmResumeRequested', data: { vm_id } }]);
+      spec.given([requested, booted, commitRequested(false), committed(false)]).when({ type: 'RequestVmStateChange', target: 'Running' }).then([]);
+    });
+
+    it('records the outcome only of the commit asked for, once', () => {
+      spec.given([requested, booted]).when({ type: 'RecordVmCommitted', includes_memory: true }).then([]);
+      spec.given([requested, booted, commitRequested(false), committed(false)]).when({ type: 'RecordVmCommitted', includes_memory: true }).then([]);
+    });
+
+    it('a failed commit frees the vm for the next operation', () => {
+      const failedCommit: VmEvent = { type: 'VmOperationFailed', data: { vm_id, operation: 'commit', reason: 'disk full' } };
+      spec.given([requested, booted, commitRequested(false)]).when({ type: 'RecordVmOperationFailed', operation: 'commit', reason: 'disk full' }).then([failedCommit]);
+      spec.given([requested, booted, commitRequested(false), failedCommit]).when(request).then([commitRequested(false)]);
+    });
+  });
+
+  describe('disk resize', () => {
+    const resizeRequested: VmEvent = { type: 'VmDiskResizeRequested', data: { vm_id, fs_size_mib: 2048 } };
+
+    it('grows the disk: asks the worker, then records the new size', () => {
+      spec.given([requested, booted]).when({ type: 'RequestVmDiskResize', fs_size_mib: 2048 }).then([resizeRequested]);
+      spec.given([requested, booted, resizeRequested]).when({ type: 'RecordVmDiskResized' }).then([{ type: 'VmDiskResized', data: { vm_id, fs_size_mib: 2048 } }]);
+    });
+
+    it('never shrinks, nor stays the same, naming the current size', () => {
+      spec.given([requested, booted]).when({ type: 'RequestVmDiskResize', fs_size_mib: 1024 }).thenThrows('invalid', 'fs_size_mib must be larger than the current size (1024 MiB)');
+      spec.given([requested, booted]).when({ type: 'RequestVmDiskResize', fs_size_mib: 512 }).thenThrows('invalid');
+    });
+
+    it('measures the next resize from the size the last one reached', () => {
+      const resized: VmEvent = { type: 'VmDiskResized', data: { vm_id, fs_size_mib: 2048 } };
+      spec.given([requested, booted, resizeRequested, resized]).when({ type: 'RequestVmDiskResize', fs_size_mib: 2048 }).thenThrows('invalid', /current size \(2048 MiB\)/);
+    });
+
+    it('a paused vm may be resized and stays paused', () => {
+      spec.given([requested, booted, pauseRequested, paused]).when({ type: 'RequestVmDiskResize', fs_size_mib: 2048 }).then([resizeRequested]);
+      const afterResize = [requested, booted, pauseRequested, paused, resizeRequested, { type: 'VmDiskResized', data: { vm_id, fs_size_mib: 2048 } } as VmEvent];
+      spec.given(afterResize).when({ type: 'RequestVmStateChange', target: 'Paused' }).then([]);
+    });
   });
 
   it('a machine that dies is reported dead', () =>

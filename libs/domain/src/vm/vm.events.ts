@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../shared/decider';
+import { eventTypes, type DomainEvent } from '../shared/decider';
 import type { Labels, VmConfig } from './vm-config';
 
 /**
@@ -72,16 +72,21 @@ export type VmEvent =
   | VmDeleted
   | VmDied;
 
-export type VmEventType = VmEvent['type'];
-
-/** Intents the vm-worker carries out on the hypervisor. */
-export const VM_INTENT_TYPES = [
+export const VM_EVENT_TYPES = eventTypes<VmEvent>()(
   'VmCreationRequested',
+  'VmBooted',
+  'VmBootFailed',
+  'VmLabelsSet',
   'VmPauseRequested',
+  'VmPaused',
   'VmResumeRequested',
+  'VmResumed',
   'VmCommitRequested',
+  'VmCommitted',
   'VmDiskResizeRequested',
+  'VmDiskResized',
+  'VmOperationFailed',
   'VmDeletionRequested',
-] as const;
-export type VmIntentType = (typeof VM_INTENT_TYPES)[number];
-export const isVmIntent = (type: string): type is VmIntentType => (VM_INTENT_TYPES as readonly string[]).includes(type);
+  'VmDeleted',
+  'VmDied',
+);

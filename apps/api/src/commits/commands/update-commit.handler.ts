@@ -1,9 +1,7 @@
-import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { commitDecider, streams } from '@arbor/domain';
+import { Operations } from '@arbor/application';
 import type { CommitInfoDto } from '@arbor/contracts';
-import { handleCommand, ProjectionWaiter } from '@arbor/application';
-import { EVENT_STORE, type EventStore } from '@arbor/event-store';
+import { Commit } from '@arbor/domain';
 import { presentCommit } from '../commit-presenter';
 import { CommitReadModel } from '../commit-read-model';
 import { DeleteCommitCommand, UpdateCommitCommand } from './update-commit.command';
@@ -11,16 +9,14 @@ import { DeleteCommitCommand, UpdateCommitCommand } from './update-commit.comman
 @CommandHandler(UpdateCommitCommand)
 export class UpdateCommitHandler implements ICommandHandler<UpdateCommitCommand> {
   constructor(
-    @Inject(EVENT_STORE) private readonly events: EventStore,
-    private readonly projection: ProjectionWaiter,
+    private readonly operations: Operations,
     private readonly commits: CommitReadModel,
   ) {}
 
   async execute({ context, commit_id, is_public, name, description }: UpdateCommitCommand): Promise<CommitInfoDto> {
     const org_id = context.principal.org_id;
     await this.commits.getOwn(org_id, commit_id);
-    const result = await handleCommand(this.events, streams.commit(commit_id), commitDecider, { type: 'UpdateCommit', is_public, name, description }, context.command);
-    await this.projection.waitFor(result.position);
+    await this.operations.run(Commit, commit_id, { type: 'UpdateCommit', is_public, name, description }, context.command);
     return presentCommit(await this.commits.getOwn(org_id, commit_id));
   }
 }
@@ -28,8 +24,7 @@ export class UpdateCommitHandler implements ICommandHandler<UpdateCommitCommand>
 @CommandHandler(DeleteCommitCommand)
 export class DeleteCommitHandler implements ICommandHandler<DeleteCommitCommand> {
   constructor(
-    @Inject(EVENT_STORE) private readonly events: EventStore,
-    private readonly projection: ProjectionWaiter,
+    private readonly operations: Operations,
     private readonly commits: CommitReadModel,
   ) {}
 
@@ -37,7 +32,6 @@ export class DeleteCommitHandler implements ICommandHandler<DeleteCommitCommand>
     await this.commits.getOwn(context.principal.org_id, commit_id);
     // The decider refuses while VMs started from the commit exist ("commit still has N active
     // VM(s)"), counted on the commit's own stream, where every restore records its use first.
-    const result = await handleCommand(this.events, streams.commit(commit_id), commitDecider, { type: 'DeleteCommit', now: new Date().toISOString() }, context.command);
-    await this.projection.waitFor(result.position);
+    await this.operations.run(Commit, commit_id, { type: 'DeleteCommit', now: new Date().toISOString() }, context.command);
   }
 }

@@ -1,4 +1,5 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { stepContext } from '@arbor/application';
 import { deterministicUuid } from '@arbor/domain';
 import type { CommitDocument } from '@arbor/read-models';
 import type { RequestContext } from '../../auth/request-context.decorator';
@@ -7,7 +8,7 @@ import { CommitSourceResolver } from '../../commits/commit-source-resolver';
 import { describeError } from '../../http/error-status';
 import { BranchFailedError } from '../../http/http-error';
 import { VmFactory } from '../vm-factory';
-import { VmOperations } from '../vm-operations';
+import { VmCommitter } from '../vm-committer';
 import { VmReadModel } from '../vm-read-model';
 import { BranchVmsCommand } from './branch-vms.command';
 
@@ -22,7 +23,7 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
     private readonly vms: VmReadModel,
     private readonly commits: CommitReadModel,
     private readonly resolver: CommitSourceResolver,
-    private readonly operations: VmOperations,
+    private readonly committer: VmCommitter,
     private readonly factory: VmFactory,
   ) {}
 
@@ -59,15 +60,11 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
 
   /** Commits a live VM under a commit id derived from this request, then reads the commit back. */
   private async commitVm(context: RequestContext, vm_id: string, keepPaused: boolean, skipWaitBoot: boolean): Promise<CommitDocument> {
-    const vm = await this.vms.waitUntilBooted(context.principal.org_id, vm_id, skipWaitBoot);
+    const org_id = context.principal.org_id;
     const commit_id = deterministicUuid(context.command.command_id, 'branch-commit');
-    await this.operations.run(
-      vm.vm_id,
-      { type: 'RequestVmCommit', commit_id, name: `branch-${commit_id.slice(0, 8)}`, description: `branch of vm ${vm.vm_id}`, keep_paused: keepPaused },
-      { ...context.command, command_id: deterministicUuid(context.command.command_id, 'commit') },
-      'VmCommitted',
-    );
-    return this.commits.getReadable(context.principal.org_id, commit_id);
+    const commit = { commit_id, name: `branch-${commit_id.slice(0, 8)}`, description: `branch of vm ${vm_id}`, keep_paused: keepPaused, chosen_by_client: false };
+    await this.committer.commit(org_id, vm_id, commit, skipWaitBoot, stepContext(context.command, 'commit'));
+    return this.commits.getReadable(org_id, commit_id);
   }
 }
 

@@ -1,8 +1,6 @@
-import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { DomainError, streams, vmDecider } from '@arbor/domain';
-import { commandAppended, handleCommand, awaitStreamEvent, ProjectionWaiter, ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
-import { EVENT_STORE, type EventStore } from '@arbor/event-store';
+import { AggregateRepository, Operations } from '@arbor/application';
+import { DomainError, Vm } from '@arbor/domain';
 import { HttpError } from '../../http/http-error';
 import { VmReadModel } from '../vm-read-model';
 import { DeleteVmCommand } from './delete-vm.command';
@@ -10,9 +8,8 @@ import { DeleteVmCommand } from './delete-vm.command';
 @CommandHandler(DeleteVmCommand)
 export class DeleteVmHandler implements ICommandHandler<DeleteVmCommand> {
   constructor(
-    @Inject(EVENT_STORE) private readonly events: EventStore,
-    @Inject(ARBOR_CONFIG) private readonly config: ArborConfig,
-    private readonly projection: ProjectionWaiter,
+    private readonly aggregates: AggregateRepository,
+    private readonly operations: Operations,
     private readonly vms: VmReadModel,
   ) {}
 
@@ -24,20 +21,11 @@ export class DeleteVmHandler implements ICommandHandler<DeleteVmCommand> {
       // A retry (same X-Idempotency-Key) of a deletion that finished after its first attempt
       // timed out answers as the first would have; anything else gone or foreign is 403 Forbidden,
       // as the contract's server answers.
-      if (!(await commandAppended(this.events, streams.vm(vm_id), context.command.command_id))) throw new HttpError(403, 'Forbidden');
+      if (!(await this.aggregates.appended(Vm, vm_id, context.command.command_id))) throw new HttpError(403, 'Forbidden');
     }
-    const result = await handleCommand(this.events, streams.vm(vm_id), vmDecider, { type: 'RequestVmDeletion' }, context.command);
+    const result = await this.aggregates.handle(Vm, vm_id, { type: 'RequestVmDeletion' }, context.command);
     // Wait for the machine to be gone, whether this request or an earlier one asked for it.
-    const outcome = await awaitStreamEvent(
-      this.events,
-      streams.vm(vm_id),
-      result.revision - result.event_ids.length,
-      (event) => event.type === 'VmDeleted' || (event.type === 'VmOperationFailed' && (event.data as { operation: string }).operation === 'delete'),
-      `the worker to destroy vm ${vm_id}`,
-      this.config.waitTimeoutMs,
-    );
-    if (outcome.type !== 'VmDeleted') throw new HttpError(500, (outcome.data as { reason: string }).reason);
-    await this.projection.waitFor(outcome.position);
+    await this.operations.settle(Vm, vm_id, 'VmDeletionRequested', result.revision - result.event_ids.length);
     return { vm_id };
   }
 }

@@ -1,5 +1,6 @@
 import { deciderSpec } from '../testing/decider-spec';
-import { vmPlacementDecider, type PlacementEvent } from './vm-placement';
+import { vmPlacementDecider } from './vm-placement.decider';
+import type { PlacementEvent } from './vm-placement.events';
 
 const vm_id = '11111111-1111-4111-8111-111111111111';
 const now = '2026-11-23T10:00:00.000Z';

@@ -1,0 +1,67 @@
+import { outcomeOf, type Aggregate, type DomainCommand, type DomainEvent } from '@arbor/domain';
+import type { AggregateRepository, HandledCommand } from './aggregate-repository';
+import type { CommandContext } from './command-context';
+import { toDomainEvent } from './event-envelope';
+import type { ProjectionWaiter } from './projection-waiter';
+import { waitUntil } from './wait-until';
+
+/**
+ * How the api carries out a command: decide and append it on its aggregate, then answer once its
+ * effect is visible: the outcome of the intent it appended, by the aggregate's one rule for that
+ * intent (Aggregate.outcomes), then the read models (read-your-writes). Waiting is by polling the
+ * stores, so it works the same when the worker and the projector run in other processes.
+ */
+export class Operations {
+  constructor(
+    private readonly aggregates: AggregateRepository,
+    private readonly projection: ProjectionWaiter,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /**
+   * Runs the command; when it appends an intent, waits until that intent is done (a failure is
+   * thrown: the rule's DomainError), else until the read models show what it appended.
+   */
+  async run<Id, C extends DomainCommand, S, E extends DomainEvent>(
+    aggregate: Aggregate<Id, C, S, E>,
+    id: Id,
+    command: C,
+    context: CommandContext,
+  ): Promise<HandledCommand<E>> {
+    const result = await this.aggregates.handle(aggregate, id, command, context);
+    const intent = result.events.findIndex((event) => aggregate.outcomes[event.type as E['type']]);
+    if (intent < 0) {
+      await this.projection.waitFor(result.position);
+      return result;
+    }
+    const intentRevision = result.revision - (result.events.length - 1 - intent);
+    await this.settle(aggregate, id, result.events[intent].type, intentRevision);
+    return result;
+  }
+
+  /**
+   * Waits for the first event after `afterRevision` that ends `intent` (see IntentOutcomes), then
+   * for the read models to show it and whatever was appended with it; throws when it ended in failure.
+   */
+  async settle<Id, E extends DomainEvent>(aggregate: Aggregate<Id, any, any, E>, id: Id, intent: E['type'], afterRevision: number): Promise<void> {
+    const stream = aggregate.stream(id);
+    let from = afterRevision + 1;
+    const { outcome, position } = await waitUntil(
+      `${intent} on ${stream} to finish`,
+      async () => {
+        const events = await this.aggregates.store.readStream(stream, { from_revision: from });
+        if (!events.length) return undefined;
+        from = events[events.length - 1].revision + 1;
+        for (const recorded of events) {
+          const outcome = outcomeOf(aggregate.outcomes, intent, toDomainEvent<E>(recorded));
+          // The events read with it were appended with it or after it: the read models show them all.
+          if (outcome) return { outcome, position: events[events.length - 1].position };
+        }
+        return undefined;
+      },
+      { timeoutMs: this.timeoutMs, intervalMs: 5 },
+    );
+    await this.projection.waitFor(position);
+    if (!outcome.succeeded) throw outcome.error;
+  }
+}

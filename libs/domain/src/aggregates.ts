@@ -1,0 +1,82 @@
+import { apiKeyDecider } from './api-key/api-key.decider';
+import { API_KEY_EVENT_TYPES } from './api-key/api-key.events';
+import { commitIdDecider } from './commit/commit-id.decider';
+import { COMMIT_ID_EVENT_TYPES } from './commit/commit-id.events';
+import { commitDecider } from './commit/commit.decider';
+import { COMMIT_EVENT_TYPES } from './commit/commit.events';
+import { execDecider } from './exec/exec.decider';
+import { EXEC_EVENT_TYPES } from './exec/exec.events';
+import { guestFileDecider } from './guest-file/guest-file.decider';
+import { GUEST_FILE_EVENT_TYPES } from './guest-file/guest-file.events';
+import { guestFileOutcomes } from './guest-file/guest-file.outcomes';
+import { idempotentResponseDecider } from './idempotency/idempotent-response.decider';
+import { IDEMPOTENT_RESPONSE_EVENT_TYPES } from './idempotency/idempotent-response.events';
+import { orgDecider } from './org/org.decider';
+import { ORG_EVENT_TYPES } from './org/org.events';
+import { vmPlacementDecider } from './placement/vm-placement.decider';
+import { PLACEMENT_EVENT_TYPES } from './placement/vm-placement.events';
+import { defineAggregate, streamCategory, type AnyAggregate } from './shared/aggregate';
+import { systemBootstrapDecider } from './system/system-bootstrap.decider';
+import { SYSTEM_BOOTSTRAP_EVENT_TYPES } from './system/system-bootstrap.events';
+import { tagDecider } from './tag/tag.decider';
+import { TAG_EVENT_TYPES } from './tag/tag.events';
+import { vmDecider } from './vm/vm.decider';
+import { VM_EVENT_TYPES } from './vm/vm.events';
+import { vmOutcomes } from './vm/vm.outcomes';
+
+/**
+ * The table of aggregates: one entry per kind, naming its streams, its decider, its events and
+ * when its intents are done. A new aggregate is its events, commands and decider (and outcomes,
+ * if the worker acts on it) in a folder of its own, plus one entry here.
+ */
+
+/** `vm-<id>`: a VM's life, from the request to create it to its deletion. */
+export const Vm = defineAggregate({ name: 'Vm', category: 'vm', decider: vmDecider, eventTypes: VM_EVENT_TYPES, outcomes: vmOutcomes });
+/** `placement-<vm id>`: the worker (host) a VM lives on; the first claim wins. */
+export const VmPlacement = defineAggregate({ name: 'VmPlacement', category: 'placement', decider: vmPlacementDecider, eventTypes: PLACEMENT_EVENT_TYPES });
+/** `commit-<id>`: a snapshot of a VM, and the VMs started from it. */
+export const Commit = defineAggregate({ name: 'Commit', category: 'commit', decider: commitDecider, eventTypes: COMMIT_EVENT_TYPES });
+/** `commitid-<id>`: a client-chosen commit id, held by the first VM asked to commit under it. */
+export const CommitIdReservation = defineAggregate({ name: 'CommitIdReservation', category: 'commitid', decider: commitIdDecider, eventTypes: COMMIT_ID_EVENT_TYPES });
+/** `tag-<org>-<name>`: an org's movable name for a commit; the stream is the name's reservation. */
+export const Tag = defineAggregate({
+  name: 'Tag',
+  category: 'tag',
+  decider: tagDecider,
+  eventTypes: TAG_EVENT_TYPES,
+  key: ({ org_id, tag_name }: { org_id: string; tag_name: string }) => `${org_id}-${tag_name}`,
+});
+/** `exec-<id>`: one command run in a VM, and its output. */
+export const Exec = defineAggregate({ name: 'Exec', category: 'exec', decider: execDecider, eventTypes: EXEC_EVENT_TYPES });
+/** `guestfile-<op id>`: one read or write of a file inside a VM, content included. */
+export const GuestFile = defineAggregate({ name: 'GuestFile', category: 'guestfile', decider: guestFileDecider, eventTypes: GUEST_FILE_EVENT_TYPES, outcomes: guestFileOutcomes });
+/** `org-<id>`. */
+export const Org = defineAggregate({ name: 'Org', category: 'org', decider: orgDecider, eventTypes: ORG_EVENT_TYPES });
+/** `apikey-<key id>`: an API key of an org (a hash of its secret). */
+export const ApiKey = defineAggregate({ name: 'ApiKey', category: 'apikey', decider: apiKeyDecider, eventTypes: API_KEY_EVENT_TYPES });
+/** `system-bootstrap`: the first start, which creates the first org and its admin key. */
+export const SystemBootstrap = defineAggregate({
+  name: 'SystemBootstrap',
+  category: 'system',
+  decider: systemBootstrapDecider,
+  eventTypes: SYSTEM_BOOTSTRAP_EVENT_TYPES,
+  key: (_: 'bootstrap') => 'bootstrap',
+});
+/** `idempotency-<org>-<key hash>`: the first response to a write sent with an X-Idempotency-Key. */
+export const IdempotentResponse = defineAggregate({
+  name: 'IdempotentResponse',
+  category: 'idempotency',
+  decider: idempotentResponseDecider,
+  eventTypes: IDEMPOTENT_RESPONSE_EVENT_TYPES,
+  key: ({ org_id, key_hash }: { org_id: string; key_hash: string }) => `${org_id}-${key_hash}`,
+});
+
+export const AGGREGATES: readonly AnyAggregate[] = [Vm, VmPlacement, Commit, CommitIdReservation, Tag, Exec, GuestFile, Org, ApiKey, SystemBootstrap, IdempotentResponse];
+
+const byCategory = new Map(AGGREGATES.map((aggregate) => [aggregate.category, aggregate]));
+if (byCategory.size !== AGGREGATES.length) throw new Error('two aggregates share a stream category');
+
+/** The aggregate a stream belongs to, or null for a stream no aggregate owns. */
+export function aggregateOfStream(streamId: string): AnyAggregate | null {
+  return byCategory.get(streamCategory(streamId)) ?? null;
+}
