@@ -1,21 +1,8 @@
 import type { DomainCommand } from '../shared/decider';
-import type { ExecOutputStream } from './exec.events';
+import type { ExecOutputStream, ExecRequested } from './exec.events';
 
 /** From the API: run a command in a VM. */
-export type RequestExec = DomainCommand<
-  'RequestExec',
-  {
-    exec_id: string;
-    vm_id: string;
-    org_id: string;
-    command: string[];
-    env: Record<string, string> | null;
-    working_dir: string | null;
-    stdin: string | null;
-    timeout_secs: number;
-    now: string;
-  }
->;
+export type RequestExec = DomainCommand<'RequestExec', Omit<ExecRequested['data'], 'requested_at'> & { now: string }>;
 
 /** From the vm-worker: what happened to the command. */
 export type RecordExecStarted = DomainCommand<'RecordExecStarted', { now: string }>;

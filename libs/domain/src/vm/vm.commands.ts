@@ -1,24 +1,14 @@
 import type { DomainCommand } from '../shared/decider';
-import type { Labels, VmConfig } from './vm-config';
-import type { VmOperation } from './vm.events';
+import type { Labels } from './vm-config';
+import type { VmCreationRequested, VmOperation } from './vm.events';
+
+/** Fields a creation may leave out: the lineage of a VM from a base image, a VM without a key. */
+type Optional = 'parent_commit_id' | 'grandparent_vm_id' | 'ssh_public_key';
 
 /** Commands from the API (a user's intent). */
 export type RequestVmCreation = DomainCommand<
   'RequestVmCreation',
-  {
-    vm_id: string;
-    org_id: string;
-    owner_id: string;
-    config: VmConfig;
-    labels: Labels | null;
-    env: Record<string, string>;
-    ip: string;
-    /** Set when the VM starts from a commit; absent for a VM from a base image. */
-    parent_commit_id?: string | null;
-    grandparent_vm_id?: string | null;
-    ssh_public_key?: string | null;
-    now: string;
-  }
+  Omit<VmCreationRequested['data'], 'requested_at' | Optional> & Partial<Pick<VmCreationRequested['data'], Optional>> & { now: string }
 >;
 export type SetVmLabels = DomainCommand<'SetVmLabels', { labels: Labels | null }>;
 export type RequestVmStateChange = DomainCommand<'RequestVmStateChange', { target: 'Paused' | 'Running' }>;
