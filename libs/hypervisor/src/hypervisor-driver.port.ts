@@ -101,19 +101,16 @@ export interface HypervisorDriver {
    * one after its capture when keep_paused).
    */
   commit(vm_id: string, snapshot_id: string, options?: CommitOptions): Promise<SnapshotInfo>;
-  /** Starts a new machine from a snapshot, with a fresh identity. SnapshotNotFoundError if unknown. */
+  /**
+   * Starts a new machine from a snapshot, with a fresh identity. SnapshotNotFoundError if unknown.
+   * A branch is no driver call of its own: the worker commits the source once, then starts each
+   * child from that snapshot, every step recorded in the log.
+   */
   startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo>;
-  /** commit + start every child from the new snapshot, pausing the source once. */
-  branch(
-    vm_id: string,
-    snapshot_id: string,
-    children: SnapshotMachineSpec[],
-    options?: CommitOptions,
-  ): Promise<{ snapshot: SnapshotInfo; machines: MachineInfo[] }>;
   /**
    * Grows the machine's root filesystem to fs_size_mib (visible to df); never shrinks. A running
-   * machine keeps running; a paused one stays paused (docs/api-behaviour.md#vm-lifecycle: resize only resumes a
-   * machine that was running) and shows the new size to df once resumed.
+   * machine keeps running; a paused one stays paused (docs/api-behaviour.md#vm-lifecycle: resize
+   * only resumes a machine that was running) and shows the new size to df once resumed.
    */
   resizeDisk(vm_id: string, fs_size_mib: number): Promise<void>;
   getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null>;

@@ -14,6 +14,8 @@ import type {
   WriteFileOptions,
 } from '../hypervisor-driver.port';
 import { GuestFileError, MachineNotFoundError, MachineStateError, SnapshotNotFoundError } from '../hypervisor-driver.port';
+import { formatEnvironmentFile } from '../guest-environment';
+import { sleep } from '../host/sleep';
 
 interface MemoryMachine {
   state: MachineState;
@@ -135,13 +137,6 @@ export class InMemoryDriver implements HypervisorDriver {
     return { vm_id: spec.vm_id, state: 'running' };
   }
 
-  async branch(vm_id: string, snapshot_id: string, children: SnapshotMachineSpec[], options?: CommitOptions) {
-    const snapshot = await this.commit(vm_id, snapshot_id, options);
-    const machines: MachineInfo[] = [];
-    for (const child of children) machines.push(await this.startFromSnapshot(snapshot_id, child));
-    return { snapshot, machines };
-  }
-
   async resizeDisk(vm_id: string, fs_size_mib: number): Promise<void> {
     await this.enter('resize', vm_id);
     const machine = this.machine(vm_id);
@@ -175,7 +170,7 @@ export class InMemoryDriver implements HypervisorDriver {
       throw new Error(failure.reason);
     }
     const ms = this.delays.get(operation);
-    if (ms) await new Promise((resolve) => setTimeout(resolve, ms));
+    if (ms) await sleep(ms);
   }
 
   private machine(vm_id: string): MemoryMachine {
@@ -192,9 +187,5 @@ export class InMemoryDriver implements HypervisorDriver {
 }
 
 function environmentFiles(env: Record<string, string>): Map<string, Buffer> {
-  const lines = Object.keys(env)
-    .sort()
-    .map((key) => `${key}=${env[key]}\n`)
-    .join('');
-  return new Map([['/etc/environment', Buffer.from(lines)]]);
+  return new Map([['/etc/environment', Buffer.from(formatEnvironmentFile(env))]]);
 }

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { sleep } from '../host/sleep';
 import { JsonLineSocket } from './json-line-socket';
 
 /** An error the guest agent returned for a command. */
@@ -12,8 +13,6 @@ export class GuestAgentError extends Error {
     this.name = 'GuestAgentError';
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The QEMU guest agent over QEMU's unix socket for the virtio-serial port. The agent answers one

@@ -1,3 +1,5 @@
+import { DEFAULT_EXEC_ENV } from '../guest-environment';
+import { sleep } from '../host/sleep';
 import type { GuestAgentClient } from './guest-agent-client';
 
 export interface GuestCommandResult {
@@ -15,10 +17,8 @@ export interface GuestExecStatus {
   'err-data'?: string;
 }
 
-/** PATH and HOME for everything the driver runs in the guest; nothing of qemu-ga's own env. */
-export const GUEST_DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root'];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** PATH and HOME for everything the driver runs in the guest (guest-exec's form); nothing of qemu-ga's own env. */
+export const GUEST_DEFAULT_ENV = Object.entries(DEFAULT_EXEC_ENV).map(([key, value]) => `${key}=${value}`);
 
 /** Shell convention for a process killed by a signal. */
 export function exitCodeOf(status: GuestExecStatus): number {

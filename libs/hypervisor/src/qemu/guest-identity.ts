@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { MachineIdentity } from '../hypervisor-driver.port';
-import { formatEnvironmentFile } from '../sandbox/environment-file';
+import { formatEnvironmentFile } from '../guest-environment';
 import type { GuestAgentClient } from './guest-agent-client';
 import { runInGuestOrFail } from './guest-command';
 

@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { runCommand } from '../sandbox/run-command';
+import { runCommand } from '../host/run-command';
 
 /** A new qcow2 overlay on `backing`, of `sizeMib` (or the backing's size when omitted). */
 export async function createOverlay(path: string, backing: string, sizeMib?: number): Promise<void> {

@@ -1,12 +1,14 @@
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readJsonFile, writeJsonAtomic } from '@arbor/durable-files';
+import { killAndWait } from '../host/kill-process';
+import { isAlive } from '../host/process-identity';
 import { GuestAgentClient } from './guest-agent-client';
 import type { QemuBaseImage } from './image/qemu-base-image';
-import { qemuArguments, type QemuAccel } from './qemu-command-line';
-import { killAndWait, launchQemu } from './qemu-process';
 import { createOverlay } from './qcow2-chain';
-import { isAlive } from '../sandbox/process-identity';
+import { qemuArguments, type QemuAccel } from './qemu-command-line';
+import { launchQemu } from './qemu-process';
 
 export interface AccelChoice {
   accel: QemuAccel;
@@ -46,6 +48,45 @@ export function tcgBecause(reason: string): AccelChoice {
   return { accel: 'tcg', reason: `${TCG_FLAGS}: ${reason}` };
 }
 
+export interface AccelSettings {
+  /** 'auto' (the default): KVM where a probe VM boots with it, else TCG; 'kvm': KVM or fail. */
+  accel?: 'auto' | 'kvm' | 'tcg';
+  cacheDir: string;
+  /** Where a probe VM's disk and sockets go while it boots. */
+  scratchRoot: string;
+  /** Builds (or finds) the base image, for a probe VM to boot. */
+  baseImage: () => Promise<QemuBaseImage>;
+  log: (line: string) => void;
+}
+
+/**
+ * The accelerator one driver's machines get: decided on first use and kept (a decision that
+ * failed, e.g. because the image build failed, is tried again on the next call).
+ */
+export class AccelDecision {
+  private choice: Promise<AccelChoice> | null = null;
+
+  constructor(private readonly settings: AccelSettings) {}
+
+  /** `image` null: not built yet (built only if a KVM boot probe needs it). */
+  async get(image: QemuBaseImage | null): Promise<AccelChoice> {
+    const { accel, cacheDir, scratchRoot, log } = this.settings;
+    if (accel === 'tcg') return { accel: 'tcg', reason: 'TCG (configured)' };
+    const needImage = async () => {
+      if (image) return image;
+      log('qemu: KVM may work here (/dev/kvm opens, the CPU has vmx/svm); building the base image to boot a probe VM');
+      return this.settings.baseImage();
+    };
+    this.choice ??= chooseAccel(needImage, cacheDir, scratchRoot);
+    const choice = await this.choice.catch((error) => {
+      this.choice = null;
+      throw error;
+    });
+    if (accel === 'kvm' && choice.accel !== 'kvm') throw new Error(`KVM configured but unusable: ${choice.reason}`);
+    return choice;
+  }
+}
+
 /**
  * KVM only if the host allows it (kvmUnavailableReason) and a probe VM really boots to its guest
  * agent with -accel kvm: a /dev/kvm that opens is not enough. The image is asked for only when a
@@ -57,11 +98,11 @@ export async function chooseAccel(image: () => Promise<QemuBaseImage>, cacheDir:
   if (why) return tcgBecause(why);
   const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
   const cacheFile = join(cacheDir, 'qemu', 'accel-probe.json');
-  const cached = JSON.parse(await readFile(cacheFile, 'utf8').catch(() => 'null')) as (AccelChoice & { boot_id: string }) | null;
+  const cached = await readJsonFile<AccelChoice & { boot_id: string }>(cacheFile).catch(() => null);
   if (cached && cached.boot_id === bootId) return { accel: cached.accel, reason: cached.reason };
   const choice = await probeKvm(await image(), scratchRoot);
   await mkdir(join(cacheDir, 'qemu'), { recursive: true });
-  await writeFile(cacheFile, `${JSON.stringify({ ...choice, boot_id: bootId }, null, 2)}\n`).catch(() => undefined);
+  await writeJsonAtomic(cacheFile, { ...choice, boot_id: bootId }).catch(() => undefined);
   return choice;
 }
 

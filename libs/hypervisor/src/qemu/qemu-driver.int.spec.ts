@@ -9,7 +9,8 @@ import { eventually, existing, stdoutOf } from '../testing/guest-probes';
 import { readQemuBaseImage } from './image/qemu-base-image';
 import { backingFileOf } from './qcow2-chain';
 import { kvmUnavailableReason } from './qemu-accel-probe';
-import { MAX_CHAIN_DEPTH, QemuDriver } from './qemu-driver';
+import { MAX_CHAIN_DEPTH } from './machine-capture';
+import { QemuDriver } from './qemu-driver';
 import { QemuMachineLayout } from './qemu-machine-layout';
 
 /**
@@ -134,8 +135,9 @@ describe('QemuDriver (qemu only)', () => {
 
     const snapshotId = `mem-${source.vm_id}`;
     const child = snapshotMachineSpec();
-    await driver.branch(source.vm_id, snapshotId, [child]);
+    await driver.commit(source.vm_id, snapshotId);
     snapshots.push(snapshotId);
+    await driver.startFromSnapshot(snapshotId, child);
     machines.push(child.vm_id);
 
     expect(await stdoutOf(driver, child.vm_id, { argv: ['sh', '-c', `cat /proc/${pid}/cmdline | tr '\\0' ' '`] })).toContain(loop);

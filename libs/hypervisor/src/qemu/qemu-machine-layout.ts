@@ -1,7 +1,7 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MachineIdentity } from '../hypervisor-driver.port';
-import type { ProcessIdentity } from '../sandbox/process-identity';
+import { MachineDirectory } from '../host/machine-directory';
+import type { ProcessIdentity } from '../host/process-identity';
 import type { QemuAccel } from './qemu-command-line';
 
 /** What the driver remembers about a machine, so a restarted worker finds and re-attaches it. */
@@ -30,45 +30,24 @@ export interface QemuMachineRecord {
   pending_fs_size_mib?: number;
 }
 
-/** VM and snapshot ids become directory names: allow nothing that could escape them. */
-const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
-
-export function isSafeId(id: string): boolean {
-  return SAFE_ID.test(id);
-}
-
 /** Paths of one machine under `<stateDir>/<vm_id>/`. */
-export class QemuMachineLayout {
-  readonly dir: string;
+export class QemuMachineLayout extends MachineDirectory<QemuMachineRecord> {
   readonly qmpSocket: string;
   readonly agentSocket: string;
   readonly serialLog: string;
   readonly qemuLog: string;
-  private readonly recordFile: string;
 
-  constructor(stateDir: string, readonly vmId: string) {
-    if (!isSafeId(vmId)) throw new Error(`invalid vm id ${JSON.stringify(vmId)}`);
-    this.dir = join(stateDir, vmId);
+  constructor(stateDir: string, vmId: string) {
+    super(stateDir, vmId);
     this.qmpSocket = join(this.dir, 'qmp.sock');
     this.agentSocket = join(this.dir, 'agent.sock');
     this.serialLog = join(this.dir, 'serial.log');
     this.qemuLog = join(this.dir, 'qemu.log');
-    this.recordFile = join(this.dir, 'machine.json');
     // sockaddr_un holds 108 bytes: say so rather than let QEMU fail obscurely.
     if (Buffer.byteLength(this.agentSocket) > 107) throw new Error(`state directory too deep for unix sockets: ${this.agentSocket}`);
   }
 
   layerPath(layer: number): string {
     return join(this.dir, `disk-${layer}.qcow2`);
-  }
-
-  async readRecord(): Promise<QemuMachineRecord | null> {
-    const text = await readFile(this.recordFile, 'utf8').catch(() => null);
-    return text === null ? null : (JSON.parse(text) as QemuMachineRecord);
-  }
-
-  async writeRecord(record: QemuMachineRecord): Promise<void> {
-    await writeFile(`${this.recordFile}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
-    await rename(`${this.recordFile}.tmp`, this.recordFile);
   }
 }

@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { identify, isAlive, type ProcessIdentity } from '../sandbox/process-identity';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { identify, type ProcessIdentity } from '../host/process-identity';
+import { sleep } from '../host/sleep';
 
 export interface QemuProcess {
   child: ChildProcess;
@@ -40,17 +39,4 @@ export async function launchQemu(args: string[], logFile: string, qmpSocket: str
   const identity = child.pid !== undefined ? await identify(child.pid) : null;
   if (!identity) throw new Error('qemu-system-x86_64 exited at start');
   return { child, identity, exited };
-}
-
-/** SIGKILLs the process and waits until it is gone (reaped, if it is our child). */
-export async function killAndWait(identity: ProcessIdentity, exited?: Promise<void>): Promise<void> {
-  if (await isAlive(identity)) {
-    try {
-      process.kill(identity.pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-  if (exited) await exited;
-  for (let attempt = 0; attempt < 500 && (await isAlive(identity)); attempt++) await sleep(10);
 }

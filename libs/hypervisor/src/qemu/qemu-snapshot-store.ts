@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readJsonFile, writeFileAtomic, writeJsonAtomic } from '@arbor/durable-files';
 import type { SnapshotInfo } from '../hypervisor-driver.port';
-import { isSafeId } from './qemu-machine-layout';
-import { backingFileOf } from './qcow2-chain';
+import { isSafeId } from '../host/safe-id';
+import { backingChain, backingFileOf } from './qcow2-chain';
 import type { QemuAccel } from './qemu-command-line';
 
 /** Everything a restore needs besides the files: the machine shape must match the source's. */
@@ -41,26 +42,44 @@ export class QemuSnapshotStore {
 
   async read(id: string): Promise<QemuSnapshotRecord | null> {
     if (!isSafeId(id)) return null;
-    const text = await readFile(join(this.dir(id), 'snapshot.json'), 'utf8').catch(() => null);
-    return text === null ? null : (JSON.parse(text) as QemuSnapshotRecord);
+    return readJsonFile<QemuSnapshotRecord>(join(this.dir(id), 'snapshot.json'));
   }
 
   async write(record: QemuSnapshotRecord): Promise<void> {
-    const file = join(this.dir(record.info.snapshot_id), 'snapshot.json');
-    await writeFile(`${file}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
-    await rename(`${file}.tmp`, file);
+    await writeJsonAtomic(join(this.dir(record.info.snapshot_id), 'snapshot.json'), record);
   }
 
   async list(): Promise<QemuSnapshotRecord[]> {
-    const names = await readdir(this.root).catch(() => [] as string[]);
-    const records = await Promise.all(names.map((name) => this.read(name)));
+    const entries = await readdir(this.root, { withFileTypes: true }).catch(() => []);
+    const records = await Promise.all(entries.filter((entry) => entry.isDirectory()).map((entry) => this.read(entry.name)));
     return records.filter((record): record is QemuSnapshotRecord => record !== null);
   }
 
-  /** Removes the snapshot's record and memory, keeping its disk layer for the layers above it. */
+  /**
+   * Deletes a snapshot; refuses while a machine's disk chain runs through its layer (`machineDisks`:
+   * the top disk of every machine, by vm id). When only other snapshots' layers sit on it, the
+   * snapshot disappears (record and memory) but its disk layer stays, retired, until the last
+   * layer above it is deleted. Deleting an unknown snapshot succeeds.
+   */
+  async delete(id: string, machineDisks: Map<string, string>): Promise<void> {
+    if (!(await this.read(id))) return;
+    const usedBy = new Map<string, string[]>();
+    for (const [vm_id, disk] of machineDisks) {
+      for (const file of await backingChain(disk).catch(() => [] as string[])) usedBy.set(file, [...(usedBy.get(file) ?? []), vm_id]);
+    }
+    const users = usedBy.get(this.diskPath(id)) ?? [];
+    if (users.length > 0) throw new Error(`snapshot ${id} is still the base of machine(s) ${users.join(', ')}: destroy them first`);
+    await this.retire(id);
+    await this.removeUnusedRetired(new Set(usedBy.keys()));
+  }
+
+  /**
+   * Removes the snapshot's record and memory, keeping its disk layer for the layers above it. The
+   * mark goes down durably first: a crash right after must not leave a layer that nothing records.
+   */
   async retire(id: string): Promise<void> {
     const dir = this.dir(id);
-    await writeFile(join(dir, 'retired'), '');
+    await writeFileAtomic(join(dir, 'retired'), '');
     await rm(join(dir, 'snapshot.json'), { force: true });
     await rm(join(dir, 'memory.bin'), { force: true });
   }

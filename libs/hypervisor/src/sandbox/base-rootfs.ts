@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { withHostLock } from './host-lock';
-import { unmountAllUnder } from './host-mounts';
-import { runStreamingLines } from './run-command';
+import { withHostLock } from '../host/host-lock';
+import { unmountAllUnder } from '../host/host-mounts';
+import { runStreamingLines } from '../host/run-command';
 
 const SUITE = 'bookworm';
 const MIRROR = 'http://deb.debian.org/debian';

@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
+import { unmountAllUnder } from '../host/host-mounts';
+import { runCommand } from '../host/run-command';
 import { overlayOptions } from './overlay-root';
-import { unmountAllUnder } from './host-mounts';
-import { runCommand } from './run-command';
 
 /**
  * Copies the merged view of `lowers` (top first) into `target`, a single self-contained layer.

@@ -7,6 +7,7 @@ import { machineCgroups, probeCgroups } from './cgroup-hierarchy';
 import { inCgroups } from './enter-cgroups';
 import { MACHINE_PIDS_MAX } from './machine-cgroups';
 import { MachineCgroupsV2 } from './machine-cgroups-v2';
+import { sleep } from '../host/sleep';
 import { isRunning } from '../testing/host-processes';
 
 /**
@@ -43,8 +44,6 @@ afterAll(() => {
   spawnSync('umount', [root]);
   rmdirSync(root);
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitFor(what: string, condition: () => boolean, timeoutMs = 5000): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(20)) if (condition()) return;

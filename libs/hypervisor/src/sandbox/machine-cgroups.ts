@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, rmdir } from 'node:fs/promises';
+import { killQuietly } from '../host/kill-process';
+import { sleep } from '../host/sleep';
 
 export interface CgroupLimits {
   memMib: number;
@@ -11,8 +13,6 @@ export const CPU_PERIOD_US = 100_000;
 
 /** Fork-bomb ceiling per machine: far above what a dev machine runs, far below the host's pid_max. */
 export const MACHINE_PIDS_MAX = 16_384;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * One machine's cgroups: resource limits, membership of all its processes, and the freezer. The
@@ -73,14 +73,6 @@ export abstract class MachineCgroups {
       for (const line of text.split('\n')) if (line.trim()) pids.add(Number(line));
     }
     return [...pids];
-  }
-}
-
-export function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    /* already gone */
   }
 }
 

@@ -1,11 +1,10 @@
 import { mkdir, truncate, writeFile } from 'node:fs/promises';
-import { runCommand } from './run-command';
+import { runCommand } from '../host/run-command';
+import { sleep } from '../host/sleep';
 
 const MIB = 1024 * 1024;
 /** Below this, btrfs needs mixed data/metadata block groups (separate ones need ~114 MiB). */
 const MIXED_MODE_BELOW_MIB = 256;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A machine's disk: a sparse image file of fs_size_mib, formatted btrfs and loop-mounted, that

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MachineSpec } from '../hypervisor-driver.port';
-import { formatEnvironmentFile } from './environment-file';
-import { runCommand } from './run-command';
+import { formatEnvironmentFile } from '../guest-environment';
+import { runCommand } from '../host/run-command';
 
 /** The machine's hostname, as its spec names it. */
 export function hostnameOf(spec: MachineSpec): string {

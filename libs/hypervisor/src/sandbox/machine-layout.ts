@@ -1,7 +1,8 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MachineSpec } from '../hypervisor-driver.port';
-import type { ProcessIdentity } from './process-identity';
+import { MachineDirectory } from '../host/machine-directory';
+import type { ProcessIdentity } from '../host/process-identity';
+import { isSafeId } from '../host/safe-id';
 import type { LayerChain } from './snapshot-store';
 
 /** What the driver remembers about a machine on disk, so a restarted worker finds it again. */
@@ -15,15 +16,9 @@ export interface MachineRecord {
   init?: ProcessIdentity;
 }
 
-/** VM and snapshot ids become directory and cgroup names: allow nothing that could escape them. */
-const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
-
-export function isSafeVmId(vmId: string): boolean {
-  return SAFE_ID.test(vmId);
-}
-
+/** A snapshot id names its directory; `<id>.partial` is the scratch directory of one being made. */
 export function isSafeSnapshotId(snapshotId: string): boolean {
-  return SAFE_ID.test(snapshotId) && !snapshotId.endsWith('.partial');
+  return isSafeId(snapshotId) && !snapshotId.endsWith('.partial');
 }
 
 /**
@@ -31,8 +26,7 @@ export function isSafeSnapshotId(snapshotId: string): boolean {
  * lives on its own loop-mounted disk image, so the disk has a real size that `df` shows and that
  * can grow; the identity layer is a small read-only layer written before boot.
  */
-export class MachineLayout {
-  readonly dir: string;
+export class MachineLayout extends MachineDirectory<MachineRecord> {
   readonly diskImage: string;
   readonly disk: string;
   readonly upper: string;
@@ -40,14 +34,9 @@ export class MachineLayout {
   readonly identity: string;
   readonly merged: string;
   readonly initLog: string;
-  private readonly recordFile: string;
 
-  constructor(
-    stateDir: string,
-    readonly vmId: string,
-  ) {
-    if (!isSafeVmId(vmId)) throw new Error(`invalid vm id ${JSON.stringify(vmId)}`);
-    this.dir = join(stateDir, vmId);
+  constructor(stateDir: string, vmId: string) {
+    super(stateDir, vmId);
     this.diskImage = join(this.dir, 'disk.img');
     this.disk = join(this.dir, 'disk');
     this.upper = join(this.disk, 'upper');
@@ -55,17 +44,5 @@ export class MachineLayout {
     this.identity = join(this.dir, 'identity');
     this.merged = join(this.dir, 'merged');
     this.initLog = join(this.dir, 'init.log');
-    this.recordFile = join(this.dir, 'machine.json');
-  }
-
-  async readRecord(): Promise<MachineRecord | null> {
-    const text = await readFile(this.recordFile, 'utf8').catch(() => null);
-    return text === null ? null : (JSON.parse(text) as MachineRecord);
-  }
-
-  async writeRecord(record: MachineRecord): Promise<void> {
-    // Write-then-rename: a crash never leaves half a record for list()/status() to trip over.
-    await writeFile(`${this.recordFile}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
-    await rename(`${this.recordFile}.tmp`, this.recordFile);
   }
 }

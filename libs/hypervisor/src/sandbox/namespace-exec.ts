@@ -1,13 +1,11 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { ExecChunk, ExecResult, ExecSpec } from '../hypervisor-driver.port';
+import { DEFAULT_EXEC_ENV } from '../guest-environment';
+import { killQuietly } from '../host/kill-process';
 import { OrderedOutputDecoder, orderedExecArgv } from '../ordered-output';
 import { inCgroups } from './enter-cgroups';
 
-export const DEFAULT_EXEC_ENV: Readonly<Record<string, string>> = {
-  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-  HOME: '/root',
-};
 const TIMEOUT_EXIT_CODE = 124;
 
 /**
@@ -55,13 +53,7 @@ export function execInNamespaces(
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...DEFAULT_EXEC_ENV }, // nsenter's, and so the program's starting environment
     });
-    const killGroup = () => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    };
+    const killGroup = () => killQuietly(-child.pid!);
     let timedOut = false;
     let failure: Error | null = null;
     const timer =

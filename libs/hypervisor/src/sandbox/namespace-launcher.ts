@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { open, readFile } from 'node:fs/promises';
+import { DEFAULT_EXEC_ENV } from '../guest-environment';
+import { childrenOf, identify, type ProcessIdentity } from '../host/process-identity';
 import { inCgroups } from './enter-cgroups';
-import { childrenOf, identify, type ProcessIdentity } from './process-identity';
 
 /**
  * Runs as PID 1 of the new namespaces with the host's tools, before entering the machine's root:
@@ -51,7 +52,7 @@ export async function launchNamespaceInit(options: LaunchOptions): Promise<Proce
   const child = spawn(argv[0], argv.slice(1), {
     detached: true,
     stdio: ['ignore', log.fd, log.fd, 'pipe'],
-    env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+    env: { PATH: DEFAULT_EXEC_ENV.PATH },
   });
   await log.close();
   const readyPipe = child.stdio[3]!;

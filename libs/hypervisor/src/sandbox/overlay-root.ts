@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import type { MachineLayout } from './machine-layout';
-import { runCommand } from './run-command';
+import { runCommand } from '../host/run-command';
 
 /**
  * Keeps every layer a plain directory tree (whiteouts and opaque dirs only), so an upper dir can be

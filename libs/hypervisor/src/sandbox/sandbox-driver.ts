@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   MachineNotFoundError,
@@ -19,21 +19,25 @@ import {
   type SnapshotMachineSpec,
   type WriteFileOptions,
 } from '../hypervisor-driver.port';
-import { MachineLocks } from '../machine-locks';
+import { unmountAllUnder } from '../host/host-mounts';
+import { killAndWait } from '../host/kill-process';
+import { MachineDirectory } from '../host/machine-directory';
+import { MachineLocks } from '../host/machine-locks';
+import { missingTools } from '../host/missing-tools';
+import { isAlive, type ProcessIdentity } from '../host/process-identity';
+import { runCommand } from '../host/run-command';
+import { isSafeId } from '../host/safe-id';
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
+import { cgroupHierarchy, probeCgroups } from './cgroup-hierarchy';
 import { flattenLayers } from './flatten-layers';
 import { readGuestFile, writeGuestFile } from './guest-files';
-import { unmountAllUnder } from './host-mounts';
-import { cgroupHierarchy, probeCgroups } from './cgroup-hierarchy';
-import { killQuietly, type MachineCgroups } from './machine-cgroups';
+import type { MachineCgroups } from './machine-cgroups';
 import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
-import { isSafeSnapshotId, isSafeVmId, MachineLayout, type MachineRecord } from './machine-layout';
+import { isSafeSnapshotId, MachineLayout, type MachineRecord } from './machine-layout';
+import { execInNamespaces, type NamespaceExecTarget } from './namespace-exec';
 import { launchNamespaceInit } from './namespace-launcher';
 import { mountOverlayRoot } from './overlay-root';
-import { execInNamespaces, type NamespaceExecTarget } from './namespace-exec';
-import { isAlive, type ProcessIdentity } from './process-identity';
-import { runCommand } from './run-command';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
 
 export interface SandboxDriverOptions {
@@ -56,15 +60,13 @@ export const MAX_SNAPSHOT_LAYERS = 16;
 
 const HOST_TOOLS = ['unshare', 'nsenter', 'pivot_root', 'flock', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'ssh-keygen', 'cp'];
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Machines as Linux namespaces (mount, PID, UTS, IPC) over an overlayfs copy-on-write root, limited
  * and frozen through cgroups (v1 or v2, whichever the host runs). The network namespace is shared
  * with the host.
  *
  * Snapshots hold the filesystem only (capabilities.memory_snapshots is false): a machine started
- * from a snapshot, or a branch child, boots fresh processes on a copy of the files.
+ * from a snapshot (a branch child among them) boots fresh processes on a copy of the files.
  */
 export class SandboxDriver implements HypervisorDriver {
   readonly name = 'sandbox';
@@ -92,13 +94,10 @@ export class SandboxDriver implements HypervisorDriver {
     for (const fs of ['overlay', 'btrfs']) {
       if (!new RegExp(`\\t${fs}$`, 'm').test(filesystems)) return { ok: false, reason: `${fs} not available in this kernel` };
     }
-    for (const tool of HOST_TOOLS) {
-      const found = await runCommand('sh', ['-c', `command -v ${tool}`]).catch(() => '');
-      if (!found) return { ok: false, reason: `${tool} not installed (util-linux, btrfs-progs, openssh-client, coreutils)` };
-    }
-    if (!existsSync(baseRootfsPath(this.options.cacheDir))) {
-      const debootstrap = await runCommand('sh', ['-c', 'command -v debootstrap']).catch(() => '');
-      if (!debootstrap) return { ok: false, reason: 'no base root filesystem cached and debootstrap not installed' };
+    const missing = await missingTools(HOST_TOOLS);
+    if (missing.length > 0) return { ok: false, reason: `${missing.join(', ')} not installed (util-linux, btrfs-progs, openssh-client, coreutils)` };
+    if (!existsSync(baseRootfsPath(this.options.cacheDir)) && (await missingTools(['debootstrap'])).length > 0) {
+      return { ok: false, reason: 'no base root filesystem cached and debootstrap not installed' };
     }
     return { ok: true, reason: `namespaces + overlayfs + btrfs loop disks + ${cgroups.reason}` };
   }
@@ -131,13 +130,7 @@ export class SandboxDriver implements HypervisorDriver {
   /** Claims the machine's directory (failing if the vm_id exists) and records what it sits on. */
   private async reserveMachine(record: MachineRecord): Promise<void> {
     const layout = new MachineLayout(this.stateDir, record.spec.vm_id);
-    await mkdir(this.stateDir, { recursive: true });
-    try {
-      await mkdir(layout.dir); // fails if the machine exists: creation is never a silent overwrite
-    } catch (error: any) {
-      if (error.code === 'EEXIST') throw new Error(`machine ${record.spec.vm_id} already exists on this host`);
-      throw error;
-    }
+    await layout.claim();
     await layout.writeRecord(record);
   }
 
@@ -173,7 +166,7 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   async destroy(vm_id: string): Promise<void> {
-    if (!isSafeVmId(vm_id)) return; // no such machine can exist
+    if (!isSafeId(vm_id)) return; // no such machine can exist
     await this.locks.run(vm_id, () => this.destroyLocked(vm_id));
   }
 
@@ -183,7 +176,8 @@ export class SandboxDriver implements HypervisorDriver {
     const record = await layout.readRecord();
     // Thaw first: a v1-frozen process cannot act on SIGKILL until it runs again.
     if ((await cgroups.isFrozen()) !== null) await cgroups.setFrozen(false);
-    if (record?.init) await killAndWait(record.init); // PID 1 dying takes its whole PID namespace along
+    // PID 1 dying takes its whole PID namespace along.
+    if (record?.init && !(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
     // Anything else still in the machine's cgroups (e.g. an nsenter on its way in) goes too.
     await cgroups.killAll();
     await unmountAllUnder(layout.dir);
@@ -210,7 +204,7 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
-    if (!isSafeVmId(vm_id)) return null;
+    if (!isSafeId(vm_id)) return null;
     const layout = new MachineLayout(this.stateDir, vm_id);
     if (!existsSync(layout.dir)) return null;
     const record = await layout.readRecord();
@@ -220,7 +214,7 @@ export class SandboxDriver implements HypervisorDriver {
 
   async list(): Promise<MachineInfo[]> {
     const machines: MachineInfo[] = [];
-    for (const vm_id of await this.machineIds()) {
+    for (const vm_id of await MachineDirectory.vmIdsIn(this.stateDir)) {
       const state = await this.status(vm_id).catch(() => null);
       if (state === null) continue;
       const record = await new MachineLayout(this.stateDir, vm_id).readRecord();
@@ -308,26 +302,6 @@ export class SandboxDriver implements HypervisorDriver {
     });
   }
 
-  /** One commit (one pause of the source), then every child starts from it with fresh processes. */
-  async branch(
-    vm_id: string,
-    snapshot_id: string,
-    children: SnapshotMachineSpec[],
-    options?: CommitOptions,
-  ): Promise<{ snapshot: SnapshotInfo; machines: MachineInfo[] }> {
-    const snapshot = await this.commit(vm_id, snapshot_id, options);
-    const machines: MachineInfo[] = [];
-    try {
-      for (const child of children) machines.push(await this.startFromSnapshot(snapshot_id, child));
-    } catch (error) {
-      // All or nothing, so the worker can retry the whole branch under the same ids.
-      for (const machine of machines) await this.destroy(machine.vm_id).catch(() => undefined);
-      await this.deleteSnapshot(snapshot_id).catch(() => undefined);
-      throw error;
-    }
-    return { snapshot, machines };
-  }
-
   /** Grows the disk from the host side, so a paused machine stays paused and sees it once resumed. */
   async resizeDisk(vm_id: string, fs_size_mib: number): Promise<void> {
     await this.locks.run(vm_id, async () => {
@@ -385,14 +359,9 @@ export class SandboxDriver implements HypervisorDriver {
     return stored;
   }
 
-  private async machineIds(): Promise<string[]> {
-    const entries = await readdir(this.stateDir, { withFileTypes: true }).catch(() => []);
-    return entries.filter((entry) => entry.isDirectory() && isSafeVmId(entry.name)).map((entry) => entry.name);
-  }
-
   private async machineRecords(): Promise<MachineRecord[]> {
     const records: MachineRecord[] = [];
-    for (const vm_id of await this.machineIds()) {
+    for (const vm_id of await MachineDirectory.vmIdsIn(this.stateDir)) {
       const record = await new MachineLayout(this.stateDir, vm_id).readRecord();
       if (record) records.push(record);
     }
@@ -418,12 +387,4 @@ export class SandboxDriver implements HypervisorDriver {
     }
     return live;
   }
-}
-
-async function killAndWait(init: ProcessIdentity): Promise<void> {
-  for (let attempt = 0; attempt < 500 && (await isAlive(init)); attempt++) {
-    killQuietly(init.pid);
-    await sleep(10);
-  }
-  if (await isAlive(init)) throw new Error(`sandbox init ${init.pid} survived SIGKILL`);
 }

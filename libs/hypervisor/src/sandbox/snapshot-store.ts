@@ -1,7 +1,8 @@
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readJsonFile, writeJsonAtomic } from '@arbor/durable-files';
 import type { SnapshotInfo } from '../hypervisor-driver.port';
-import { withHostLock } from './host-lock';
+import { withHostLock } from '../host/host-lock';
 
 /**
  * The read-only layers a machine (or a snapshot) sits on, top first: snapshot layer directories by
@@ -44,9 +45,8 @@ export class SnapshotStore {
   }
 
   /** The stored snapshot, deleted ones included (callers decide what a tombstone means to them). */
-  async read(snapshotId: string): Promise<StoredSnapshot | null> {
-    const text = await readFile(join(this.dir, snapshotId, 'snapshot.json'), 'utf8').catch(() => null);
-    return text === null ? null : (JSON.parse(text) as StoredSnapshot);
+  read(snapshotId: string): Promise<StoredSnapshot | null> {
+    return readJsonFile<StoredSnapshot>(this.recordFile(snapshotId));
   }
 
   async readAll(): Promise<StoredSnapshot[]> {
@@ -63,14 +63,12 @@ export class SnapshotStore {
   /** Moves a complete scratch directory (layer already inside) into place with its metadata. */
   async publish(stored: StoredSnapshot): Promise<void> {
     const scratch = this.scratchDir(stored.info.snapshot_id);
-    await writeFile(join(scratch, 'snapshot.json'), `${JSON.stringify(stored, null, 2)}\n`);
+    await writeJsonAtomic(join(scratch, 'snapshot.json'), stored);
     await rename(scratch, join(this.dir, stored.info.snapshot_id));
   }
 
   async markDeleted(stored: StoredSnapshot): Promise<void> {
-    const file = join(this.dir, stored.info.snapshot_id, 'snapshot.json');
-    await writeFile(`${file}.tmp`, `${JSON.stringify({ ...stored, deleted: true }, null, 2)}\n`);
-    await rename(`${file}.tmp`, file);
+    await writeJsonAtomic(this.recordFile(stored.info.snapshot_id), { ...stored, deleted: true });
   }
 
   /** Removes deleted snapshots whose layer no live snapshot and no machine sits on. Call under the lock. */
@@ -85,5 +83,9 @@ export class SnapshotStore {
         await rm(join(this.dir, snapshot.info.snapshot_id), { recursive: true, force: true });
       }
     }
+  }
+
+  private recordFile(snapshotId: string): string {
+    return join(this.dir, snapshotId, 'snapshot.json');
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ExecChunk, ExecSpec, HypervisorDriver } from '../hypervisor-driver.port';
+import { sleep } from '../host/sleep';
 
 /** What one exec produced: the chunks as delivered, and each stream's bytes joined. */
 export interface CollectedExec {
@@ -37,7 +38,7 @@ export async function stdoutOf(driver: HypervisorDriver, vmId: string, spec: Exe
 export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, attempts = 100): Promise<T> {
   let value = await read();
   for (let attempt = 1; attempt < attempts && !accept(value); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     value = await read();
   }
   if (!accept(value)) throw new Error(`condition not reached; last value: ${JSON.stringify(value)}`);

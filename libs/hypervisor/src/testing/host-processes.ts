@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { sleep } from '../host/sleep';
 
 /** Host processes, as the driver specs' cleanup checks see them (from /proc). */
 
@@ -21,7 +22,7 @@ export function isRunning(pid: number): boolean {
 export async function waitUntilGone(pids: number[]): Promise<number[]> {
   for (let attempt = 0; attempt < 50; attempt++) {
     if (pids.every((pid) => !isRunning(pid))) return [];
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   return pids.filter(isRunning);
 }

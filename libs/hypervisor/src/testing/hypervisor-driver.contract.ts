@@ -11,6 +11,7 @@ import {
   type SnapshotInfo,
   type SnapshotMachineSpec,
 } from '../hypervisor-driver.port';
+import { sleep } from '../host/sleep';
 import {
   eventually,
   execCollect,
@@ -79,14 +80,13 @@ export interface DriverContractHooks {
   expectShape(driver: HypervisorDriver, vmId: string, spec: MachineSpec): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * The behaviour every hypervisor driver must show, run against a real driver on this host. Machine
  * creation may take seconds (QEMU under TCG), so the suite creates two machines once and runs most
  * checks against them; the snapshot checks start four more (one from a commit, two branch children,
  * one from a commit of a child) and group their assertions. Tests run in order and share state:
- * a failure early in "snapshots" fails the later ones too.
+ * a failure early in "snapshots" fails the later ones too. A branch is made as the worker makes
+ * one: a commit, then each child started from that snapshot.
  *
  * Memory snapshots are checked where the driver has them (capabilities.memory_snapshots): then a
  * process started before a commit runs on in the new machines with its PID and memory; without
@@ -527,9 +527,9 @@ export function describeHypervisorDriverContract(
 
       it('branches a running machine into two children from one commit, leaving the source paused on request', async () => {
         const countedBeforeCommit = await readCounter(a.vm_id);
-        const { snapshot, machines } = await driver.branch(a.vm_id, s2, [c1, c2], { keep_paused: true });
+        const snapshot = await driver.commit(a.vm_id, s2, { keep_paused: true });
         snapshotIds.push(s2);
-        created.push(c1.vm_id, c2.vm_id);
+        const machines = [await startFrom(s2, c1), await startFrom(s2, c2)];
         expect(snapshot).toMatchObject({ snapshot_id: s2, source_vm_id: a.vm_id });
         expect(machines).toEqual([
           expect.objectContaining({ vm_id: c1.vm_id, state: 'running' }),

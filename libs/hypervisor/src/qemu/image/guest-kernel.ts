@@ -1,6 +1,6 @@
 import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { runCommand } from '../../sandbox/run-command';
+import { runCommand } from '../../host/run-command';
 
 export interface GuestKernel {
   /** The kernel release, e.g. 6.1.0-50-cloud-amd64. */

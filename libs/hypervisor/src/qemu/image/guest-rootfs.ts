@@ -1,6 +1,6 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCommand, runStreamingLines } from '../../sandbox/run-command';
+import { runCommand, runStreamingLines } from '../../host/run-command';
 import { GUEST_INIT } from './guest-init-scripts';
 
 const SUITE = 'bookworm';

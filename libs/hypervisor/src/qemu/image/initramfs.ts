@@ -1,6 +1,6 @@
 import { chmod, copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { runCommand } from '../../sandbox/run-command';
+import { runCommand } from '../../host/run-command';
 import { INITRAMFS_INIT, INITRAMFS_MODULES } from './guest-init-scripts';
 import { moduleLoadOrder, type GuestKernel } from './guest-kernel';
 

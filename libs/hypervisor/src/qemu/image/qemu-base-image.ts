@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { withHostLock } from '../../sandbox/host-lock';
-import { unmountAllUnder } from '../../sandbox/host-mounts';
+import { withHostLock } from '../../host/host-lock';
+import { unmountAllUnder } from '../../host/host-mounts';
 import { fetchCloudKernel } from './guest-kernel';
 import { buildGuestRootfs, packRootDisk } from './guest-rootfs';
 import { buildInitramfs } from './initramfs';

@@ -1,0 +1,77 @@
+import type { MachineSpec } from '../hypervisor-driver.port';
+import { isAlive } from '../host/process-identity';
+import { applyGuestIdentity, setGuestClock } from './guest-identity';
+import type { QemuBaseImage } from './image/qemu-base-image';
+import type { MachineConnections } from './machine-connections';
+import { createOverlay } from './qcow2-chain';
+import { qemuArguments, type QemuAccel } from './qemu-command-line';
+import type { QemuMachineLayout, QemuMachineRecord } from './qemu-machine-layout';
+import { launchQemu } from './qemu-process';
+
+/** Boots under TCG take ~6.5 s alone and much longer when several share 2 cores. */
+const BOOT_TIMEOUT_MS = 180_000;
+
+/**
+ * Starts the QEMU of a machine (paused and waiting for a memory stream when `incoming`), records
+ * it with its process, so a restarted worker finds and re-attaches it, and hands the process to
+ * `connections`.
+ */
+export async function launchMachine(
+  connections: MachineConnections,
+  layout: QemuMachineLayout,
+  image: QemuBaseImage,
+  machine: Omit<QemuMachineRecord, 'process'>,
+  incoming = false,
+): Promise<QemuMachineRecord> {
+  const args = qemuArguments({
+    name: `arbor-${machine.vm_id}`,
+    accel: machine.accel,
+    vcpus: machine.vcpu_count,
+    memMib: machine.mem_size_mib,
+    image,
+    disk: machine.disk,
+    qmpSocket: layout.qmpSocket,
+    agentSocket: layout.agentSocket,
+    serialLog: layout.serialLog,
+    incoming,
+  });
+  const qemu = await launchQemu(args, layout.qemuLog, layout.qmpSocket);
+  const record: QemuMachineRecord = { ...machine, process: qemu.identity };
+  await layout.writeRecord(record);
+  connections.launched(layout, qemu);
+  return record;
+}
+
+/**
+ * A new machine on an overlay of the base image, booted until its guest agent answers, then given
+ * the host's time and its identity. The disk is at least the base file system's size; the guest's
+ * init grows the file system to the disk at boot.
+ */
+export async function bootMachine(
+  connections: MachineConnections,
+  layout: QemuMachineLayout,
+  image: QemuBaseImage,
+  spec: MachineSpec,
+  accel: QemuAccel,
+): Promise<QemuMachineRecord> {
+  const fs_size_mib = Math.max(spec.fs_size_mib, image.disk_size_mib);
+  const disk = layout.layerPath(0);
+  await createOverlay(disk, image.disk, fs_size_mib);
+  const record = await launchMachine(connections, layout, image, {
+    vm_id: spec.vm_id,
+    vcpu_count: spec.vcpu_count,
+    mem_size_mib: spec.mem_size_mib,
+    fs_size_mib,
+    env: spec.env,
+    identity: spec.identity,
+    accel,
+    disk,
+    next_layer: 1,
+    depth: 0,
+  });
+  const agent = connections.agent(layout);
+  await agent.waitUntilReady(BOOT_TIMEOUT_MS, () => isAlive(record.process));
+  await setGuestClock(agent);
+  await applyGuestIdentity(agent, spec.identity, spec.env);
+  return record;
+}

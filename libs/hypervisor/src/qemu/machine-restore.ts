@@ -1,0 +1,49 @@
+import type { SnapshotMachineSpec } from '../hypervisor-driver.port';
+import { applyGuestIdentity, setGuestClock } from './guest-identity';
+import type { QemuBaseImage } from './image/qemu-base-image';
+import { launchMachine } from './machine-boot';
+import type { MachineConnections } from './machine-connections';
+import { loadMemory } from './memory-migration';
+import { createOverlay } from './qcow2-chain';
+import type { QemuMachineLayout, QemuMachineRecord } from './qemu-machine-layout';
+import type { QemuSnapshotRecord, QemuSnapshotStore } from './qemu-snapshot-store';
+
+/**
+ * A new machine that resumes where the snapshot's source was: its disk an overlay on the
+ * snapshot's layer, its memory loaded into a QEMU of the same shape (`-incoming defer`), then
+ * `cont`. File systems frozen by the capture are thawed, and the machine gets the host's time and
+ * an identity of its own, so machines from one snapshot never share one.
+ */
+export async function restoreMachine(
+  connections: MachineConnections,
+  snapshots: QemuSnapshotStore,
+  layout: QemuMachineLayout,
+  image: QemuBaseImage,
+  snapshot: QemuSnapshotRecord,
+  spec: SnapshotMachineSpec,
+): Promise<QemuMachineRecord> {
+  const { info } = snapshot;
+  const disk = layout.layerPath(0);
+  await createOverlay(disk, snapshots.diskPath(info.snapshot_id));
+  const machine = {
+    vm_id: spec.vm_id,
+    vcpu_count: info.vcpu_count,
+    mem_size_mib: info.mem_size_mib,
+    fs_size_mib: info.fs_size_mib,
+    env: spec.env,
+    identity: spec.identity,
+    accel: snapshot.accel,
+    disk,
+    next_layer: 1,
+    depth: snapshot.depth,
+  };
+  const record = await launchMachine(connections, layout, image, machine, true);
+  const qmp = await connections.qmp(layout);
+  await loadMemory(qmp, snapshots.memoryPath(info.snapshot_id), record.process);
+  await qmp.execute('cont');
+  const agent = connections.agent(layout);
+  if (snapshot.frozen) await agent.request('guest-fsfreeze-thaw');
+  await setGuestClock(agent);
+  await applyGuestIdentity(agent, spec.identity, spec.env);
+  return record;
+}
