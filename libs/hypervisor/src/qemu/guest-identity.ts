@@ -6,10 +6,20 @@ import { runInGuestOrFail } from './guest-command';
 
 /**
  * Makes the guest this machine: hostname, a new machine-id, a new SSH host key, root's authorized
- * key and /etc/environment (from stdin). Run after the first boot and after every restore, so
- * machines started from one snapshot never share an identity.
+ * key and /etc/environment. Run after the first boot and after every restore, so machines started
+ * from one snapshot never share an identity.
+ *
+ * First the kernel's random number generator: a machine restored from memory starts with the
+ * snapshot's generator state, exactly like every sibling restored from it, and the kernel reseeds
+ * only once a minute; until then all of them draw the same bytes (the same SSH host key). So the
+ * host's randomness (the first line of stdin, never on a command line) is mixed in and the
+ * generator reseeded at once (RNDRESEEDCRNG, 0x5207). ENODATA (61): not seeded yet, early in a
+ * first boot, where the kernel seeds it itself. The rest of stdin is /etc/environment.
  */
 const APPLY_IDENTITY = `hostname=$1 machine_id=$2 authorized_key=$3
+read -r seed
+printf '%s' "$seed" > /dev/urandom
+perl -e 'open(my $u, ">", "/dev/urandom") or die "/dev/urandom: $!\\n"; ioctl($u, 0x5207, 0) or $! + 0 == 61 or die "RNDRESEEDCRNG: $!\\n"' || exit 1
 cat > /etc/environment
 printf '%s\\n' "$hostname" > /etc/hostname
 printf '%s' "$hostname" > /proc/sys/kernel/hostname
@@ -30,10 +40,11 @@ export async function applyGuestIdentity(
   env: Record<string, string>,
 ): Promise<void> {
   const machineId = randomBytes(16).toString('hex');
+  const seed = randomBytes(32).toString('hex');
   await runInGuestOrFail(
     agent,
     ['/bin/sh', '-c', APPLY_IDENTITY, 'arbor-identity', identity.hostname, machineId, identity.ssh_authorized_key ?? ''],
-    Buffer.from(formatEnvironmentFile(env)),
+    Buffer.from(`${seed}\n${formatEnvironmentFile(env)}`),
   );
 }
 
