@@ -1,6 +1,6 @@
 import { loadConfig } from '@arbor/application';
-import { createQemuDriver, createSandboxDriver } from '../apps/vm-worker/src/open-driver';
 import type { HypervisorDriver } from '@arbor/hypervisor';
+import { createQemuDriver, createSandboxDriver } from '../apps/vm-worker/src/open-driver';
 
 /**
  * `npm run prepare-images`: builds (or checks) the base image of every hypervisor driver that can

@@ -1,5 +1,5 @@
-import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { InMemoryDriver } from '@arbor/hypervisor';
+import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 
 /** The log as an audit trail: readable by position, paged, with correlation across api and worker. */
 describe('event feed (HTTP)', () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg } from '../support/issue-key';
-import { InMemoryDriver } from '@arbor/hypervisor';
 
 describe('org isolation and idempotent writes (HTTP)', () => {
   let arbor: TestArbor;

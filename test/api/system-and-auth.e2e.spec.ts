@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
-import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { InMemoryDriver } from '@arbor/hypervisor';
+import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 
 describe('system, auth and error envelope (HTTP)', () => {
   let arbor: TestArbor;

@@ -1,5 +1,5 @@
-import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { InMemoryDriver } from '@arbor/hypervisor';
+import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 
 /** Bad input gets a clear 4xx that names what is wrong, and nothing is appended to the log. */
 describe('input validation at the edge (HTTP)', () => {

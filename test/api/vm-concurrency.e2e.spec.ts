@@ -1,5 +1,5 @@
-import { vmDecider, type VmEvent, Commit, Vm } from '@arbor/domain';
 import { toDomainEvent } from '@arbor/application';
+import { vmDecider, type VmEvent, Commit, Vm } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 

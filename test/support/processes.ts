@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN_KEY_FILE } from '../../apps/api/src/bootstrap/bootstrap-admin-key';
-import { createSandboxDriver } from '../../apps/vm-worker/src/open-driver';
 import { projectRoot } from '@arbor/application';
 import type { SandboxDriver } from '@arbor/hypervisor';
+import { ADMIN_KEY_FILE } from '../../apps/api/src/bootstrap/bootstrap-admin-key';
+import { createSandboxDriver } from '../../apps/vm-worker/src/open-driver';
 import { apiClient } from './api-client';
 
 const ROOT = projectRoot(__dirname);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { FILE_CHUNK_BYTES, fromFileChunks, GuestFile, toFileChunks, type GuestFileCommand } from '@arbor/domain';
 import { newCommandContext } from '@arbor/application';
+import { FILE_CHUNK_BYTES, fromFileChunks, GuestFile, toFileChunks, type GuestFileCommand } from '@arbor/domain';
 import { InMemoryDriver, type WriteFileOptions } from '@arbor/hypervisor';
 import { WorkerTestBed } from './testing/worker-test-bed';
 

@@ -1,7 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { deterministicUuid, UUID_PATTERN } from '@arbor/domain';
 import type { CommandContext } from '@arbor/application';
+import { deterministicUuid, UUID_PATTERN } from '@arbor/domain';
 import type { AuthenticatedRequest } from './api-key.guard';
 import type { Principal } from './principal';
 

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AggregateRepository, newCommandContext } from '@arbor/application';
-import { writeFileAtomic } from '@arbor/durable-files';
 import { ApiKey, DomainError, generateApiKey, hashSecret, Org, parseApiKey, SystemBootstrap, type SystemBootstrapped } from '@arbor/domain';
+import { writeFileAtomic } from '@arbor/durable-files';
 import type { EventStore } from '@arbor/event-store';
 
 export const ADMIN_KEY_FILE = 'admin-api-key';

@@ -1,5 +1,5 @@
-import type { EventDto } from '@arbor/contracts';
 import { upcast } from '@arbor/application';
+import type { EventDto } from '@arbor/contracts';
 import type { RecordedEvent } from '@arbor/event-store';
 
 export function presentEvent(recorded: RecordedEvent): EventDto {

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { aggregateOfStream, IdempotentResponse, notFound, Vm } from '@arbor/domain';
 import { EventDto, EventFeedQueryDto, EventFeedResponseDto } from '@arbor/contracts';
+import { aggregateOfStream, IdempotentResponse, notFound, Vm } from '@arbor/domain';
 import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';

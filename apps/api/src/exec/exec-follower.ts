@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Exec, type ExecExited, type ExecFailed, type ExecOutput, notFound } from '@arbor/domain';
 import { AggregateRepository, type ArborConfig, ARBOR_CONFIG, ProjectionWaiter, WaitTimeoutError } from '@arbor/application';
+import { Exec, type ExecExited, type ExecFailed, type ExecOutput, notFound } from '@arbor/domain';
 import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { HttpError } from '../http/http-error';
 import { chunkLine, errorLine, exitLine, type ExecStreamItem } from './exec-lines';

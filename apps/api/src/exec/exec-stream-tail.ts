@@ -1,5 +1,5 @@
-import type { EventStore, RecordedEvent } from '@arbor/event-store';
 import { Exec } from '@arbor/domain';
+import type { EventStore, RecordedEvent } from '@arbor/event-store';
 
 const TERMINAL = new Set(['ExecExited', 'ExecFailed']);
 const MIN_POLL_MS = 2;

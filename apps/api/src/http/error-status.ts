@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
-import { DomainError } from '@arbor/domain';
 import { WaitTimeoutError } from '@arbor/application';
+import { DomainError } from '@arbor/domain';
 import { HttpError } from './http-error';
 
 /** The one table from a domain rule's kind to its HTTP status. */

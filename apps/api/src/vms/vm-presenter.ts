@@ -1,5 +1,5 @@
-import type { VmDocument } from '@arbor/read-models';
 import type { VmDto, VmMetadataResponseDto } from '@arbor/contracts';
+import type { VmDocument } from '@arbor/read-models';
 
 export function presentVm(doc: VmDocument): VmDto {
   return { vm_id: doc.vm_id, owner_id: doc.owner_id, created_at: doc.created_at, state: doc.state, labels: doc.labels ?? null };

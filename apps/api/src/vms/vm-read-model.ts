@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { notFound } from '@arbor/domain';
 import { waitUntil, ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
+import { notFound } from '@arbor/domain';
 import { READ_MODEL_STORE, type ReadModelStore, VMS_COLLECTION, type VmDocument } from '@arbor/read-models';
 import { HttpError } from '../http/http-error';
 

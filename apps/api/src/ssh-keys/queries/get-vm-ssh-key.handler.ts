@@ -1,6 +1,6 @@
 import { type IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import type { VmSshKeyResponseDto } from '@arbor/contracts';
 import { VmSshKeys } from '@arbor/application';
+import type { VmSshKeyResponseDto } from '@arbor/contracts';
 import { VmReadModel } from '../../vms/vm-read-model';
 import { GetVmSshKeyQuery } from './get-vm-ssh-key.query';
 

@@ -1,6 +1,6 @@
 import { type IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { notFound } from '@arbor/domain';
 import type { VmDto, VmMetadataResponseDto } from '@arbor/contracts';
+import { notFound } from '@arbor/domain';
 import { VmReadModel } from '../vm-read-model';
 import { presentVm, presentVmMetadata } from '../vm-presenter';
 import { GetVmMetadataQuery, GetVmStatusQuery } from './get-vm.query';
