@@ -4,17 +4,26 @@ import { commitIdDecider } from './commit/commit-id.decider';
 import { COMMIT_ID_EVENT_TYPES } from './commit/commit-id.events';
 import { commitDecider } from './commit/commit.decider';
 import { COMMIT_EVENT_TYPES } from './commit/commit.events';
+import { envVarsDecider } from './env-vars/env-vars.decider';
+import { ENV_VARS_EVENT_TYPES } from './env-vars/env-vars.events';
 import { execDecider } from './exec/exec.decider';
 import { EXEC_EVENT_TYPES } from './exec/exec.events';
+import { forkDecider } from './fork/fork.decider';
+import { FORK_EVENT_TYPES } from './fork/fork.events';
+import { forkOutcomes } from './fork/fork.outcomes';
 import { guestFileDecider } from './guest-file/guest-file.decider';
 import { GUEST_FILE_EVENT_TYPES } from './guest-file/guest-file.events';
 import { guestFileOutcomes } from './guest-file/guest-file.outcomes';
 import { idempotentResponseDecider } from './idempotency/idempotent-response.decider';
 import { IDEMPOTENT_RESPONSE_EVENT_TYPES } from './idempotency/idempotent-response.events';
+import { orgNameDecider } from './org/org-name.decider';
+import { ORG_NAME_EVENT_TYPES } from './org/org-name.events';
 import { orgDecider } from './org/org.decider';
 import { ORG_EVENT_TYPES } from './org/org.events';
 import { vmPlacementDecider } from './placement/vm-placement.decider';
 import { PLACEMENT_EVENT_TYPES } from './placement/vm-placement.events';
+import { repositoryDecider } from './repository/repository.decider';
+import { REPOSITORY_EVENT_TYPES } from './repository/repository.events';
 import { defineAggregate, streamCategory, type AnyAggregate } from './shared/aggregate';
 import { systemBootstrapDecider } from './system/system-bootstrap.decider';
 import { SYSTEM_BOOTSTRAP_EVENT_TYPES } from './system/system-bootstrap.events';
@@ -46,12 +55,26 @@ export const Tag = defineAggregate({
   eventTypes: TAG_EVENT_TYPES,
   key: ({ org_id, tag_name }: { org_id: string; tag_name: string }) => `${org_id}-${tag_name}`,
 });
+/** `repo-<org>-<name>`: an org's repository and its tags; the stream is the name's reservation. */
+export const Repository = defineAggregate({
+  name: 'Repository',
+  category: 'repo',
+  decider: repositoryDecider,
+  eventTypes: REPOSITORY_EVENT_TYPES,
+  key: ({ org_id, name }: { org_id: string; name: string }) => `${org_id}-${name}`,
+});
+/** `fork-<id>`: a fork of a public repository tag into an org, a saga the worker drives. */
+export const Fork = defineAggregate({ name: 'Fork', category: 'fork', decider: forkDecider, eventTypes: FORK_EVENT_TYPES, outcomes: forkOutcomes });
+/** `envvars-<owner id>`: the env vars every new VM of a key's owner gets. */
+export const EnvVars = defineAggregate({ name: 'EnvVars', category: 'envvars', decider: envVarsDecider, eventTypes: ENV_VARS_EVENT_TYPES });
 /** `exec-<id>`: one command run in a VM, and its output. */
 export const Exec = defineAggregate({ name: 'Exec', category: 'exec', decider: execDecider, eventTypes: EXEC_EVENT_TYPES });
 /** `guestfile-<op id>`: one read or write of a file inside a VM, content included. */
 export const GuestFile = defineAggregate({ name: 'GuestFile', category: 'guestfile', decider: guestFileDecider, eventTypes: GUEST_FILE_EVENT_TYPES, outcomes: guestFileOutcomes });
 /** `org-<id>`. */
 export const Org = defineAggregate({ name: 'Org', category: 'org', decider: orgDecider, eventTypes: ORG_EVENT_TYPES });
+/** `orgname-<name>`: an org name's reservation (names are unique across the installation). */
+export const OrgName = defineAggregate({ name: 'OrgName', category: 'orgname', decider: orgNameDecider, eventTypes: ORG_NAME_EVENT_TYPES });
 /** `apikey-<key id>`: an API key of an org (a hash of its secret). */
 export const ApiKey = defineAggregate({ name: 'ApiKey', category: 'apikey', decider: apiKeyDecider, eventTypes: API_KEY_EVENT_TYPES });
 /** `system-bootstrap`: the first start, which creates the first org and its admin key. */
@@ -71,7 +94,23 @@ export const IdempotentResponse = defineAggregate({
   key: ({ org_id, key_hash }: { org_id: string; key_hash: string }) => `${org_id}-${key_hash}`,
 });
 
-export const AGGREGATES: readonly AnyAggregate[] = [Vm, VmPlacement, Commit, CommitIdReservation, Tag, Exec, GuestFile, Org, ApiKey, SystemBootstrap, IdempotentResponse];
+export const AGGREGATES: readonly AnyAggregate[] = [
+  Vm,
+  VmPlacement,
+  Commit,
+  CommitIdReservation,
+  Tag,
+  Repository,
+  Fork,
+  EnvVars,
+  Exec,
+  GuestFile,
+  Org,
+  OrgName,
+  ApiKey,
+  SystemBootstrap,
+  IdempotentResponse,
+];
 
 const byCategory = new Map(AGGREGATES.map((aggregate) => [aggregate.category, aggregate]));
 if (byCategory.size !== AGGREGATES.length) throw new Error('two aggregates share a stream category');

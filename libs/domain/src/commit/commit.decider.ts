@@ -12,12 +12,23 @@ export interface CommitState {
   description: string | null;
   /** VMs started from the commit: true while the VM exists, false once it was released. */
   uses: Record<string, boolean>;
+  /** Tags pointing at the commit, by tag id. */
+  tags: Record<string, TagHold>;
 }
 
-const initialState = (): CommitState => ({ status: 'none', commit_id: null, org_id: null, is_public: false, name: '', description: null, uses: {} });
+export interface TagHold {
+  tag: string;
+  tag_stream: string;
+  tagged_at: string;
+}
+
+const initialState = (): CommitState => ({ status: 'none', commit_id: null, org_id: null, is_public: false, name: '', description: null, uses: {}, tags: {} });
 
 /** Blank names and descriptions are ignored, as the contract's server does. */
 const given = (value: string | null | undefined): value is string => typeof value === 'string' && value.trim() !== '';
+
+/** A live commit the org may read: its own, or a public one. */
+const readable = (state: CommitState, org_id: string): boolean => state.status === 'created' && (state.org_id === org_id || state.is_public);
 
 /** VMs that exist and were started from the commit (dead ones included: they exist until deleted). */
 const activeVmCount = (state: CommitState): number => Object.values(state.uses).filter(Boolean).length;
@@ -45,17 +56,29 @@ function decide(command: CommitCommand, state: CommitState): CommitEvent[] {
       if (state.status !== 'created') throw notFound('commit');
       const active = activeVmCount(state);
       if (active > 0) throw conflict(`commit still has ${active} active VM(s)`);
+      const tags = Object.values(state.tags).map((hold) => hold.tag);
+      if (tags.length > 0) throw conflict(`commit is still tagged: ${tags.sort().join(', ')}`);
       return [{ type: 'CommitDeleted', data: { commit_id: state.commit_id!, deleted_at: command.now } }];
     }
     case 'UseCommit':
       // Both the API and the worker claim a VM's use: once claimed it stands, even should the
       // commit have turned private since; a released VM never holds the commit again.
       if (command.vm_id in state.uses) return [];
-      if (state.status !== 'created' || (state.org_id !== command.org_id && !state.is_public)) throw notFound('commit');
+      if (!readable(state, command.org_id) && !(state.status === 'created' && command.through_public_repository)) throw notFound('commit');
       return [{ type: 'CommitUsedByVm', data: { commit_id: state.commit_id!, vm_id: command.vm_id, used_at: command.now } }];
     case 'ReleaseCommit':
       if (state.uses[command.vm_id] !== true) return [];
       return [{ type: 'CommitReleasedByVm', data: { commit_id: state.commit_id!, vm_id: command.vm_id, released_at: command.now } }];
+    case 'HoldCommitForTag': {
+      const { tag_id, tag, tag_stream, now } = command;
+      if (tag_id in state.tags) return [];
+      // A tag may name only a live commit its org may read: its own, or a public one.
+      if (!readable(state, command.org_id)) throw notFound('commit');
+      return [{ type: 'CommitTagged', data: { commit_id: state.commit_id!, tag_id, tag, tag_stream, tagged_at: now } }];
+    }
+    case 'ReleaseCommitFromTag':
+      if (!(command.tag_id in state.tags)) return [];
+      return [{ type: 'CommitUntagged', data: { commit_id: state.commit_id!, tag_id: command.tag_id, untagged_at: command.now } }];
   }
 }
 
@@ -73,6 +96,14 @@ function evolve(state: CommitState, event: CommitEvent): CommitState {
       return { ...state, uses: { ...state.uses, [event.data.vm_id]: true } };
     case 'CommitReleasedByVm':
       return { ...state, uses: { ...state.uses, [event.data.vm_id]: false } };
+    case 'CommitTagged': {
+      const { tag_id, tag, tag_stream, tagged_at } = event.data;
+      return { ...state, tags: { ...state.tags, [tag_id]: { tag, tag_stream, tagged_at } } };
+    }
+    case 'CommitUntagged': {
+      const { [event.data.tag_id]: _, ...tags } = state.tags;
+      return { ...state, tags };
+    }
   }
 }
 

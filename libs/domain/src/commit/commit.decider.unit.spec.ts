@@ -65,4 +65,30 @@ describe('commit decider: restores and deletion meet on the commit stream', () =
     spec.given([created, used(vmA), released(vmA)]).when({ type: 'UseCommit', vm_id: vmA, org_id: 'org-1', now }).then([]);
     spec.given([created]).when({ type: 'ReleaseCommit', vm_id: vmB, now }).then([]);
   });
+
+  describe('tags hold the commit', () => {
+    const hold = { type: 'HoldCommitForTag' as const, tag_id: 't-1', tag: 'repo app:v1', tag_stream: 'repo-org-1-app', org_id: 'org-1', now };
+    const tagged: CommitEvent = { type: 'CommitTagged', data: { commit_id, tag_id: 't-1', tag: 'repo app:v1', tag_stream: 'repo-org-1-app', tagged_at: now } };
+    const untagged: CommitEvent = { type: 'CommitUntagged', data: { commit_id, tag_id: 't-1', untagged_at: now } };
+
+    it('a tagged commit cannot be deleted until the tag lets go of it', () => {
+      spec.given([created]).when(hold).then([tagged]);
+      spec.given([created, tagged]).when(hold).then([]);
+      spec.given([created, tagged]).when({ type: 'DeleteCommit', now }).thenThrows('conflict', 'commit is still tagged: repo app:v1');
+      spec.given([created, tagged]).when({ type: 'ReleaseCommitFromTag', tag_id: 't-1', now }).then([untagged]);
+      spec.given([created, tagged, untagged]).when({ type: 'ReleaseCommitFromTag', tag_id: 't-1', now }).then([]);
+      spec.given([created, tagged, untagged]).when({ type: 'DeleteCommit', now }).then([deleted]);
+    });
+
+    it("a tag names only a live commit its org may read", () => {
+      spec.given([created, deleted]).when(hold).thenThrows('not_found', 'commit not found');
+      spec.given([created]).when({ ...hold, org_id: 'org-2' }).thenThrows('not_found', 'commit not found');
+      spec.given([created, madePublic]).when({ ...hold, org_id: 'org-2' }).then([tagged]);
+    });
+  });
+
+  it('through a public repository any org may restore a private commit, never a deleted one', () => {
+    spec.given([created]).when({ type: 'UseCommit', vm_id: vmB, org_id: 'org-2', through_public_repository: true, now }).then([used(vmB)]);
+    spec.given([created, deleted]).when({ type: 'UseCommit', vm_id: vmB, org_id: 'org-2', through_public_repository: true, now }).thenThrows('not_found');
+  });
 });

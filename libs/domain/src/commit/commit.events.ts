@@ -38,5 +38,20 @@ export type CommitDeleted = DomainEvent<'CommitDeleted', { commit_id: string; de
 export type CommitUsedByVm = DomainEvent<'CommitUsedByVm', { commit_id: string; vm_id: string; used_at: string }>;
 /** The VM's machine is gone (it was deleted, or failed to boot): it no longer holds the commit. */
 export type CommitReleasedByVm = DomainEvent<'CommitReleasedByVm', { commit_id: string; vm_id: string; released_at: string }>;
-export type CommitEvent = CommitCreated | CommitUpdated | CommitDeleted | CommitUsedByVm | CommitReleasedByVm;
-export const COMMIT_EVENT_TYPES = eventTypes<CommitEvent>()('CommitCreated', 'CommitUpdated', 'CommitDeleted', 'CommitUsedByVm', 'CommitReleasedByVm');
+/**
+ * A tag (a commit tag or a repository tag) points at the commit: appended before the tag is created
+ * or moved here, so a deletion and a tag never both win; it holds the commit until released.
+ */
+export type CommitTagged = DomainEvent<'CommitTagged', { commit_id: string; tag_id: string; tag: string; tag_stream: string; tagged_at: string }>;
+/** The tag was deleted or moved away. */
+export type CommitUntagged = DomainEvent<'CommitUntagged', { commit_id: string; tag_id: string; untagged_at: string }>;
+export type CommitEvent = CommitCreated | CommitUpdated | CommitDeleted | CommitUsedByVm | CommitReleasedByVm | CommitTagged | CommitUntagged;
+export const COMMIT_EVENT_TYPES = eventTypes<CommitEvent>()(
+  'CommitCreated',
+  'CommitUpdated',
+  'CommitDeleted',
+  'CommitUsedByVm',
+  'CommitReleasedByVm',
+  'CommitTagged',
+  'CommitUntagged',
+);

@@ -1,10 +1,8 @@
 import type { Decider } from '../shared/decider';
-import { conflict, invalid, notFound } from '../shared/domain-error';
+import { conflict, notFound } from '../shared/domain-error';
+import { requireName } from '../shared/names';
 import type { TagCommand } from './tag.commands';
 import type { TagEvent } from './tag.events';
-
-/** Tag and repository names: alphanumerics, "-", "_", ".", 1–64 characters. */
-export const TAG_NAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 
 export interface TagState {
   exists: boolean;
@@ -18,7 +16,7 @@ const initialState = (): TagState => ({ exists: false, tag_id: null, commit_id: 
 function decide(command: TagCommand, state: TagState): TagEvent[] {
   switch (command.type) {
     case 'CreateTag': {
-      if (!TAG_NAME_PATTERN.test(command.tag_name)) throw invalid('tag_name may hold only letters, digits, ".", "_" and "-" (1-64 characters)');
+      requireName('tag_name', command.tag_name);
       if (state.exists) throw conflict(`tag '${command.tag_name}' already exists`);
       const { tag_id, org_id, tag_name, commit_id, description, now } = command;
       return [{ type: 'TagCreated', data: { tag_id, org_id, tag_name, commit_id, description, created_at: now } }];

@@ -1,0 +1,11 @@
+import { eventTypes, type DomainEvent } from '../shared/decider';
+
+/**
+ * Stream `envvars-<owner id>`: the environment variables of a key's owner (today the API key
+ * itself, the `owner_id` of what it creates), written into /etc/environment of every VM the
+ * owner creates from then on; running VMs keep what they booted with. Schema version 1.
+ */
+export type EnvVarsSet = DomainEvent<'EnvVarsSet', { owner_id: string; vars: Record<string, string>; replace: boolean; set_at: string }>;
+export type EnvVarDeleted = DomainEvent<'EnvVarDeleted', { owner_id: string; key: string; deleted_at: string }>;
+export type EnvVarsEvent = EnvVarsSet | EnvVarDeleted;
+export const ENV_VARS_EVENT_TYPES = eventTypes<EnvVarsEvent>()('EnvVarsSet', 'EnvVarDeleted');
