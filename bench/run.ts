@@ -6,6 +6,7 @@ import { benchDriver } from './drivers.bench';
 import { benchExec } from './exec.bench';
 import { benchEventStore } from './event-store.bench';
 import { benchProjectionLag } from './projection-lag.bench';
+import { benchFork, benchRepositories } from './repositories.bench';
 
 /** `npm run bench`: prints figures (no pass/fail). Record them in BENCHMARKS.md with the machine. */
 async function main() {
@@ -18,9 +19,13 @@ async function main() {
   console.log('');
   await benchParentsChain();
   console.log('');
+  await benchRepositories();
+  console.log('');
   await benchExec('sandbox', 100);
   console.log('');
   await benchCommitAndBranch('sandbox', 20);
+  console.log('');
+  await benchFork('sandbox', 20);
   console.log('');
   await benchCommitAndBranch('qemu', 5);
   console.log('');

@@ -47,7 +47,7 @@ describe('POST /vm/from_commit (HTTP, sandbox driver)', () => {
     expect(await refused({ commit_id: null, tag_name: null })).toEqual(oneRequired);
   });
 
-  it('a malformed ref is a 400; a well-formed one names a repository, none of which exist yet (404)', async () => {
+  it('a malformed ref is a 400; a well-formed one names a repository, and a missing one is a 404', async () => {
     const format = { status: 400, body: { error: "Invalid ref format. Expected 'repo_name:tag_name'", success: false } };
     for (const ref of ['abc', 'repo:', ':tag', 'a:b:c']) expect(await refused({ ref })).toEqual(format);
     expect(await refused({ ref: 'myrepo:v1' })).toEqual({ status: 404, body: { error: 'repository not found', success: false } });

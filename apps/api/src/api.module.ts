@@ -15,17 +15,21 @@ import { CommitsModule } from './commits/commits.module';
 import { TagsModule } from './tags/tags.module';
 import { ExecModule } from './exec/exec.module';
 import { FilesModule } from './files/files.module';
+import { RepositoriesModule } from './repositories/repositories.module';
 import { SshKeysModule } from './ssh-keys/ssh-keys.module';
+import { EnvVarsModule } from './env-vars/env-vars.module';
 
 /** The feature modules of the API, one per resource family. */
 const FEATURE_MODULES = [
   VmsModule,
   CommitsModule,
   TagsModule,
+  RepositoriesModule,
   EventsModule,
   ExecModule,
   FilesModule,
   SshKeysModule,
+  EnvVarsModule,
 ];
 
 @Module({})

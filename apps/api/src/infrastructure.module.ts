@@ -1,11 +1,11 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { AggregateRepository, ARBOR_CONFIG, type Infrastructure, Operations, ProjectionWaiter } from '@arbor/application';
+import { AggregateRepository, ARBOR_CONFIG, type Infrastructure, Operations, ProjectionWaiter, TagHolds } from '@arbor/application';
 import { EVENT_STORE } from '@arbor/event-store';
 import { READ_MODEL_STORE } from '@arbor/read-models';
 
 /**
  * Hands the already-opened stores to Nest (the process that opened them owns their lifetime), with
- * what every handler runs commands through: the aggregate repository and Operations.
+ * what every handler runs commands through: the aggregate repository, Operations and TagHolds.
  */
 @Global()
 @Module({})
@@ -22,8 +22,9 @@ export class InfrastructureModule {
         { provide: ProjectionWaiter, useValue: projection },
         { provide: AggregateRepository, useValue: aggregates },
         { provide: Operations, useValue: new Operations(aggregates, projection, infra.config.waitTimeoutMs) },
+        { provide: TagHolds, useValue: new TagHolds(aggregates) },
       ],
-      exports: [ARBOR_CONFIG, EVENT_STORE, READ_MODEL_STORE, ProjectionWaiter, AggregateRepository, Operations],
+      exports: [ARBOR_CONFIG, EVENT_STORE, READ_MODEL_STORE, ProjectionWaiter, AggregateRepository, Operations, TagHolds],
     };
   }
 }

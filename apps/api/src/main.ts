@@ -7,7 +7,7 @@ import { createApiApp } from './create-api-app';
 async function main() {
   const config = loadConfig();
   const infra = await openInfrastructure(config, console.log);
-  const bootstrap = await bootstrapAdminKey(infra.eventStore, config.dataDir);
+  const bootstrap = await bootstrapAdminKey(infra.eventStore, config);
   announceAdminKey(bootstrap.created_key, bootstrap.key_file);
   const app = await createApiApp(infra);
   await app.listen(config.port, '0.0.0.0');

@@ -38,7 +38,7 @@ export async function startEmbedded(
   await projector.start();
   const worker = new VmWorker(infra.eventStore, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), workerId: config.workerId, resyncIntervalMs: config.resyncIntervalMs, log });
   await worker.start();
-  const bootstrap = await bootstrapAdminKey(infra.eventStore, config.dataDir);
+  const bootstrap = await bootstrapAdminKey(infra.eventStore, config);
   const app = await createApiApp(infra, { logger: options.httpLogger });
   await app.listen(config.port, '0.0.0.0');
   const address = app.getHttpServer().address() as { port: number };

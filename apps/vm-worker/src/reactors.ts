@@ -2,6 +2,7 @@ import type { AggregateRepository } from '@arbor/application';
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import { CommitReactor } from './commit-reactor';
 import { ExecRunner } from './exec-runner';
+import { ForkSaga } from './fork-saga';
 import { GuestFileReactor } from './guest-file-reactor';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
@@ -14,5 +15,6 @@ export function createReactors(aggregates: AggregateRepository, driver: Hypervis
     new CommitReactor(aggregates, driver, log),
     new ExecRunner(aggregates, driver, placements, log),
     new GuestFileReactor(aggregates, driver, placements, log),
+    new ForkSaga(aggregates, log),
   ];
 }

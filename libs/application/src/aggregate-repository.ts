@@ -79,7 +79,12 @@ export class AggregateRepository {
 
   /** Reads and folds an aggregate without deciding anything. */
   async load<Id, S, E extends DomainEvent>(aggregate: Aggregate<Id, any, S, E>, id: Id): Promise<LoadedAggregate<S>> {
-    return this.fold(aggregate, await this.store.readStream(aggregate.stream(id)));
+    return this.loadStream(aggregate, aggregate.stream(id));
+  }
+
+  /** The same, by the stream's name (e.g. one an event recorded): `stream` must be the aggregate's. */
+  async loadStream<S, E extends DomainEvent>(aggregate: Aggregate<any, any, S, E>, stream: string): Promise<LoadedAggregate<S>> {
+    return this.fold(aggregate, await this.store.readStream(stream));
   }
 
   /** Whether a command with this id already appended events to the aggregate (an earlier run of it). */

@@ -19,6 +19,8 @@ export interface ArborConfig {
   waitTimeoutMs: number;
   /** How often the worker compares every VM it knows with the host again (finds dead machines). */
   resyncIntervalMs: number;
+  /** The name of the org made at first start (public repositories are `<org name>/<repo>`). */
+  orgName: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
@@ -38,5 +40,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     workerId: env.ARBOR_WORKER_ID ?? hostname(),
     waitTimeoutMs: Number(env.ARBOR_WAIT_TIMEOUT_MS ?? 300_000),
     resyncIntervalMs: Number(env.ARBOR_RESYNC_INTERVAL_MS ?? 10_000),
+    orgName: env.ARBOR_ORG_NAME || 'default',
   };
 }

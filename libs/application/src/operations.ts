@@ -1,9 +1,8 @@
-import { outcomeOf, type Aggregate, type DomainCommand, type DomainEvent } from '@arbor/domain';
+import type { Aggregate, DomainCommand, DomainEvent } from '@arbor/domain';
 import type { AggregateRepository, HandledCommand } from './aggregate-repository';
+import { awaitOutcome } from './await-outcome';
 import type { CommandContext } from './command-context';
-import { toDomainEvent } from './event-envelope';
 import type { ProjectionWaiter } from './projection-waiter';
-import { waitUntil } from './wait-until';
 
 /**
  * How the api carries out a command: decide and append it on its aggregate, then answer once its
@@ -40,27 +39,11 @@ export class Operations {
   }
 
   /**
-   * Waits for the first event after `afterRevision` that ends `intent` (see IntentOutcomes), then
+   * Waits for the first event after `afterRevision` that ends `intent` (see awaitOutcome), then
    * for the read models to show it and whatever was appended with it; throws when it ended in failure.
    */
   async settle<Id, E extends DomainEvent>(aggregate: Aggregate<Id, any, any, E>, id: Id, intent: E['type'], afterRevision: number): Promise<void> {
-    const stream = aggregate.stream(id);
-    let from = afterRevision + 1;
-    const { outcome, position } = await waitUntil(
-      `${intent} on ${stream} to finish`,
-      async () => {
-        const events = await this.aggregates.store.readStream(stream, { from_revision: from });
-        if (!events.length) return undefined;
-        from = events[events.length - 1].revision + 1;
-        for (const recorded of events) {
-          const outcome = outcomeOf(aggregate.outcomes, intent, toDomainEvent<E>(recorded));
-          // The events read with it were appended with it or after it: the read models show them all.
-          if (outcome) return { outcome, position: events[events.length - 1].position };
-        }
-        return undefined;
-      },
-      { timeoutMs: this.timeoutMs, intervalMs: 5 },
-    );
+    const { outcome, position } = await awaitOutcome(this.aggregates.store, aggregate, id, intent, afterRevision, this.timeoutMs);
     await this.projection.waitFor(position);
     if (!outcome.succeeded) throw outcome.error;
   }

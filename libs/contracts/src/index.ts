@@ -5,6 +5,8 @@ export * from './http/event-feed.dto';
 export * from './http/is-string-map.validator';
 export * from './http/commits.dto';
 export * from './http/tags.dto';
+export * from './http/env-vars.dto';
 export * from './http/files.dto';
 export * from './http/ssh-key.dto';
 export * from './http/exec.dto';
+export * from './http/repositories.dto';

@@ -6,6 +6,7 @@ export * from './shared/outcomes';
 export * from './shared/names';
 export * from './aggregates';
 export * from './vm/vm-config';
+export * from './vm/vm-address';
 export * from './vm/vm.events';
 export * from './vm/vm.commands';
 export * from './vm/vm.decider';

@@ -10,9 +10,16 @@ export const DEFAULT_EXEC_ENV: Readonly<Record<'PATH' | 'HOME', string>> = {
 
 /**
  * /etc/environment as the contract wants it: plain KEY=VALUE lines, sorted by key. Execs read it
- * back inside the machine (the ordered-exec program in ordered-output.ts).
+ * back inside the machine (the ordered-exec program in ordered-output.ts), which, as pam_env
+ * does, takes a value wrapped in a pair of quotes without them: such a value gets one more pair,
+ * so it comes back exactly as it was set.
  */
 export function formatEnvironmentFile(env: Record<string, string>): string {
   const keys = Object.keys(env).sort();
-  return keys.map((key) => `${key}=${env[key]}\n`).join('');
+  return keys.map((key) => `${key}=${keepQuotes(env[key])}\n`).join('');
+}
+
+function keepQuotes(value: string): string {
+  const quoted = value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.at(-1) === value[0];
+  return quoted ? `${value[0]}${value}${value[0]}` : value;
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AggregateRepository, newCommandContext } from '@arbor/application';
-import { ApiKey, DomainError, generateApiKey, hashSecret, Org, parseApiKey, SystemBootstrap, type SystemBootstrapped } from '@arbor/domain';
+import { AggregateRepository, createOrg, newCommandContext, type ArborConfig } from '@arbor/application';
+import { ApiKey, DomainError, generateApiKey, hashSecret, parseApiKey, requireName, SystemBootstrap, type SystemBootstrapped } from '@arbor/domain';
 import { writeFileAtomic } from '@arbor/durable-files';
 import type { EventStore } from '@arbor/event-store';
 
@@ -21,14 +21,16 @@ export interface BootstrapResult {
  * pending file before anything is appended, so a crash at any point leaves either nothing or a
  * key that the next start completes.
  */
-export async function bootstrapAdminKey(store: EventStore, dataDir: string): Promise<BootstrapResult> {
+export async function bootstrapAdminKey(store: EventStore, config: Pick<ArborConfig, 'dataDir' | 'orgName'>): Promise<BootstrapResult> {
+  const { dataDir, orgName } = config;
+  requireName('ARBOR_ORG_NAME', orgName);
   const aggregates = new AggregateRepository(store);
   await mkdir(dataDir, { recursive: true });
   const keyFile = join(dataDir, ADMIN_KEY_FILE);
   const pendingFile = `${keyFile}.pending`;
   const { state } = await aggregates.load(SystemBootstrap, 'bootstrap');
   if (state.bootstrapped) {
-    await completePending(aggregates, pendingFile, keyFile, state.bootstrapped);
+    await completePending(aggregates, pendingFile, keyFile, { ...state.bootstrapped, name: orgName });
     return { created_key: null, key_file: keyFile };
   }
 
@@ -43,18 +45,19 @@ export async function bootstrapAdminKey(store: EventStore, dataDir: string): Pro
     if (error instanceof DomainError && error.kind === 'conflict') return { created_key: null, key_file: keyFile }; // another process won
     throw error;
   }
-  await completePending(aggregates, pendingFile, keyFile, { org_id, key_id });
+  await completePending(aggregates, pendingFile, keyFile, { org_id, key_id, name: orgName });
   return { created_key: key, key_file: keyFile };
 }
 
 /** Issues the org and the key of a pending key file (again, after a crash: a replay appends nothing), then keeps the key. */
-async function completePending(aggregates: AggregateRepository, pendingFile: string, keyFile: string, { org_id, key_id }: Pick<SystemBootstrapped['data'], 'org_id' | 'key_id'>) {
+async function completePending(aggregates: AggregateRepository, pendingFile: string, keyFile: string, first: Pick<SystemBootstrapped['data'], 'org_id' | 'key_id'> & { name: string }) {
+  const { org_id, key_id, name } = first;
   const pending = await readFile(pendingFile, 'utf8').catch(() => null);
   const parsed = pending === null ? null : parseApiKey(pending.trim());
   if (!parsed || parsed.key_id !== key_id) return;
   const now = new Date().toISOString();
   const context = newCommandContext({ command_id: `bootstrap-${key_id}`, org_id, actor_key_id: null });
-  await aggregates.handle(Org, org_id, { type: 'CreateOrg', org_id, name: 'default', now }, context);
+  await createOrg(aggregates, { org_id, name }, context);
   const issue = { type: 'IssueApiKey' as const, key_id, org_id, label: 'admin (bootstrap)', secret_sha256: hashSecret(parsed.secret), is_operator: true, now };
   await aggregates.handle(ApiKey, key_id, issue, { ...context, command_id: `bootstrap-key-${key_id}` });
   await writeFileAtomic(keyFile, pending!, { mode: 0o600 });

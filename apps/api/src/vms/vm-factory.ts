@@ -1,15 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { createHash } from 'node:crypto';
-import { AggregateRepository, Operations, ProjectionWaiter, stepContext, VmSshKeys } from '@arbor/application';
-import { Commit, deterministicUuid, DomainError, Vm, type VmConfig } from '@arbor/domain';
-import type { CommitDocument } from '@arbor/read-models';
+import { AggregateRepository, envVarsOf, Operations, ProjectionWaiter, stepContext, VmSshKeys } from '@arbor/application';
+import { Commit, deterministicUuid, DomainError, Vm, vmAddress, type VmConfig } from '@arbor/domain';
 import type { RequestContext } from '../auth/request-context.decorator';
+import type { SourceCommit } from '../commits/commit-source-resolver';
 
 export interface NewVm {
   config: VmConfig;
   labels: Record<string, string> | null;
   /** Start from this commit instead of the base image. */
-  commit?: CommitDocument | null;
+  source?: SourceCommit | null;
+  /** Written once into the guest's /etc/environment at boot: the owner's env vars (see envOf). */
+  env: Record<string, string>;
 }
 
 /**
@@ -26,6 +27,11 @@ export class VmFactory {
     private readonly sshKeys: VmSshKeys,
   ) {}
 
+  /** The caller's env vars as they are now: read once per request, so every VM it makes gets the same. */
+  envOf(context: RequestContext): Promise<Record<string, string>> {
+    return envVarsOf(this.aggregates, context.principal.key_id);
+  }
+
   async create(context: RequestContext, vm: NewVm, index: number, waitBoot: boolean): Promise<string> {
     const { principal, command } = context;
     const vm_id = deterministicUuid(command.command_id, 'vm', String(index));
@@ -39,17 +45,17 @@ export class VmFactory {
         owner_id: principal.key_id,
         config: vm.config,
         labels: vm.labels,
-        env: {},
+        env: vm.env,
         ip: vmAddress(principal.org_id, vm_id),
-        parent_commit_id: vm.commit?.commit_id ?? null,
-        grandparent_vm_id: vm.commit?.parent_vm_id ?? null,
+        parent_commit_id: vm.source?.commit.commit_id ?? null,
+        grandparent_vm_id: vm.source?.commit.parent_vm_id ?? null,
         // The VM's own key pair: its public half is authorized in the guest; GET ssh_key derives the private half.
         ssh_public_key: this.sshKeys.publicKey(vm_id),
         now: new Date().toISOString(),
       },
       stepContext(command, 'create', String(index)),
     );
-    const used = vm.commit ? await this.useCommit(context, vm_id, vm.commit.commit_id, index) : null;
+    const used = vm.source ? await this.useCommit(context, vm_id, vm.source, index) : null;
     // A VM that fails to boot is deleted in the same append as the failure, so that answer (500
     // with the reason) comes once the read models no longer list it.
     if (waitBoot) await this.operations.settle(Vm, vm_id, 'VmCreationRequested', result.revision);
@@ -64,13 +70,14 @@ export class VmFactory {
    * a use always names a VM the log has (the worker claims it too, and releases it when the VM
    * goes). Returns the position to wait for.
    */
-  private async useCommit(context: RequestContext, vm_id: string, commit_id: string, index: number): Promise<number | null> {
+  private async useCommit(context: RequestContext, vm_id: string, source: SourceCommit, index: number): Promise<number | null> {
     const { principal, command } = context;
+    const { commit_id } = source.commit;
     try {
       const used = await this.aggregates.handle(
         Commit,
         commit_id,
-        { type: 'UseCommit', vm_id, org_id: principal.org_id, now: new Date().toISOString() },
+        { type: 'UseCommit', vm_id, org_id: principal.org_id, through_public_repository: source.through_public_repository, now: new Date().toISOString() },
         stepContext(command, 'use', String(index)),
       );
       return used.position;
@@ -88,12 +95,4 @@ export class VmFactory {
       throw error;
     }
   }
-}
-
-/** A per-org ULA prefix (fdXX:XXXX:XXXX::/48) and a per-VM interface id, as the contract's IPv6 addresses. */
-function vmAddress(org_id: string, vm_id: string): string {
-  const org = createHash('sha256').update(org_id).digest('hex');
-  const vm = vm_id.replace(/-/g, '');
-  const groups = [`fd${org.slice(0, 2)}`, org.slice(2, 6), org.slice(6, 10), '0', vm.slice(16, 20), vm.slice(20, 24), vm.slice(24, 28), vm.slice(28, 32)];
-  return groups.map((g) => g.replace(/^0+(?=.)/, '')).join(':');
 }

@@ -1,12 +1,16 @@
 import type { Decider } from '../shared/decider';
 import { conflict, notFound } from '../shared/domain-error';
 import type { CommitCommand } from './commit.commands';
+import type { VmConfig } from '../vm/vm-config';
 import type { CommitEvent } from './commit.events';
 
 export interface CommitState {
   status: 'none' | 'created' | 'deleted';
   commit_id: string | null;
   org_id: string | null;
+  /** The machine shape VMs started from it get, and the VM it was taken from. */
+  config: VmConfig | null;
+  parent_vm_id: string | null;
   is_public: boolean;
   name: string;
   description: string | null;
@@ -22,7 +26,18 @@ export interface TagHold {
   tagged_at: string;
 }
 
-const initialState = (): CommitState => ({ status: 'none', commit_id: null, org_id: null, is_public: false, name: '', description: null, uses: {}, tags: {} });
+const initialState = (): CommitState => ({
+  status: 'none',
+  commit_id: null,
+  org_id: null,
+  config: null,
+  parent_vm_id: null,
+  is_public: false,
+  name: '',
+  description: null,
+  uses: {},
+  tags: {},
+});
 
 /** Blank names and descriptions are ignored, as the contract's server does. */
 const given = (value: string | null | undefined): value is string => typeof value === 'string' && value.trim() !== '';
@@ -85,8 +100,8 @@ function decide(command: CommitCommand, state: CommitState): CommitEvent[] {
 function evolve(state: CommitState, event: CommitEvent): CommitState {
   switch (event.type) {
     case 'CommitCreated': {
-      const { commit_id, org_id, name, description } = event.data;
-      return { ...state, status: 'created', commit_id, org_id, is_public: false, name, description };
+      const { commit_id, org_id, config, parent_vm_id, name, description } = event.data;
+      return { ...state, status: 'created', commit_id, org_id, config, parent_vm_id, is_public: false, name, description };
     }
     case 'CommitUpdated':
       return { ...state, is_public: event.data.is_public, name: event.data.name, description: event.data.description };

@@ -6,8 +6,13 @@ import type { EnvVarsEvent } from './env-vars.events';
 export const ENV_VAR_KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const MAX_ENV_VAR_KEY_LENGTH = 256;
 export const MAX_ENV_VAR_VALUE_LENGTH = 8192;
-/** Bounds /etc/environment (every VM gets the whole set): 256 values of the largest size are 2 MiB. */
+/** Bounds /etc/environment: every VM gets the whole set, in the event that asks for the VM too. */
 export const MAX_ENV_VARS = 256;
+/**
+ * The whole set as /etc/environment lines, at most: it travels in every VmCreationRequested,
+ * and EventStoreDB refuses an append over 1 MiB by default.
+ */
+export const MAX_ENV_VARS_BYTES = 256 * 1024;
 
 export interface EnvVarsState {
   vars: Record<string, string>;
@@ -33,6 +38,8 @@ function decide(command: EnvVarsCommand, state: EnvVarsState): EnvVarsEvent[] {
       for (const [key, value] of Object.entries(vars)) requireVariable(key, value);
       const next = replace ? { ...vars } : { ...state.vars, ...vars };
       if (Object.keys(next).length > MAX_ENV_VARS) throw invalid(`at most ${MAX_ENV_VARS} env vars may be set (this would make ${Object.keys(next).length})`);
+      const bytes = Object.entries(next).reduce((total, [key, value]) => total + Buffer.byteLength(`${key}=${value}\n`), 0);
+      if (bytes > MAX_ENV_VARS_BYTES) throw invalid(`the env vars may take at most ${MAX_ENV_VARS_BYTES} bytes as KEY=VALUE lines (this would make ${bytes})`);
       return [{ type: 'EnvVarsSet', data: { owner_id, vars, replace, set_at: now } }];
     }
     case 'DeleteEnvVar':

@@ -1,5 +1,5 @@
 import { deciderSpec } from '../testing/decider-spec';
-import { envVarsDecider, MAX_ENV_VARS } from './env-vars.decider';
+import { envVarsDecider, MAX_ENV_VARS, MAX_ENV_VARS_BYTES } from './env-vars.decider';
 import type { EnvVarsEvent } from './env-vars.events';
 
 const now = '2026-11-24T10:00:00.000Z';
@@ -28,6 +28,12 @@ describe('env vars decider', () => {
     const many = Object.fromEntries(Array.from({ length: MAX_ENV_VARS }, (_, i) => [`V${i}`, 'x']));
     spec.given([wasSet(many)]).when(set({ ONE_MORE: 'x' })).thenThrows('invalid', /at most 256 env vars/);
     spec.given([wasSet(many)]).when(set({ ONE_MORE: 'x' }, true)).then([wasSet({ ONE_MORE: 'x' }, true)]);
+  });
+
+  it(`holds at most ${MAX_ENV_VARS_BYTES} bytes of KEY=VALUE lines in all`, () => {
+    const big = Object.fromEntries(Array.from({ length: 31 }, (_, i) => [`V${i}`, 'x'.repeat(8192)]));
+    spec.given([wasSet(big)]).when(set({ V31: 'x'.repeat(8192) })).thenThrows('invalid', /at most 262144 bytes as KEY=VALUE lines \(this would make 26\d{4}\)/);
+    spec.given([wasSet(big)]).when(set({ V31: 'x'.repeat(100) })).then([wasSet({ V31: 'x'.repeat(100) })]);
   });
 
   it('deletes a variable that is set; any other answers "Environment variable not found"', () => {

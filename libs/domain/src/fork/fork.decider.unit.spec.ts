@@ -12,6 +12,7 @@ const request = {
   repo_name: 'app',
   tag_name: 'v1',
   vm_id: 'vm-1',
+  vm_ssh_public_key: 'ssh-ed25519 AAAA arbor-vm-vm-1',
   commit_id: 'c-2',
   repo_id: 'r-1',
   tag_id: 't-1',

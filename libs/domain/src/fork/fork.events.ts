@@ -29,7 +29,9 @@ export type ForkRequested = DomainEvent<
     source: ForkSource;
     repo_name: string;
     tag_name: string;
+    /** What the fork makes: its VM (with the VM's own SSH public key), commit, repository (if none), tag. */
     vm_id: string;
+    vm_ssh_public_key: string;
     commit_id: string;
     repo_id: string;
     tag_id: string;

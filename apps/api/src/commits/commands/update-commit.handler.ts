@@ -1,5 +1,5 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { Operations } from '@arbor/application';
+import { Operations, stepContext, TagHolds } from '@arbor/application';
 import type { CommitInfoDto } from '@arbor/contracts';
 import { Commit } from '@arbor/domain';
 import { presentCommit } from '../commit-presenter';
@@ -25,13 +25,16 @@ export class UpdateCommitHandler implements ICommandHandler<UpdateCommitCommand>
 export class DeleteCommitHandler implements ICommandHandler<DeleteCommitCommand> {
   constructor(
     private readonly operations: Operations,
+    private readonly holds: TagHolds,
     private readonly commits: CommitReadModel,
   ) {}
 
   async execute({ context, commit_id }: DeleteCommitCommand): Promise<void> {
     await this.commits.getOwn(context.principal.org_id, commit_id);
+    await this.holds.releaseStale(commit_id, stepContext(context.command, 'stale-holds'));
     // The decider refuses while VMs started from the commit exist ("commit still has N active
-    // VM(s)"), counted on the commit's own stream, where every restore records its use first.
+    // VM(s)") or tags point at it ("commit is still tagged: …"), as its own stream counts them:
+    // every restore records its use there first, every tag its hold.
     await this.operations.run(Commit, commit_id, { type: 'DeleteCommit', now: new Date().toISOString() }, context.command);
   }
 }

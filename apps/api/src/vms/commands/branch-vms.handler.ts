@@ -1,10 +1,9 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { stepContext } from '@arbor/application';
 import { deterministicUuid } from '@arbor/domain';
-import type { CommitDocument } from '@arbor/read-models';
 import type { RequestContext } from '../../auth/request-context.decorator';
 import { CommitReadModel } from '../../commits/commit-read-model';
-import { CommitSourceResolver } from '../../commits/commit-source-resolver';
+import { CommitSourceResolver, type SourceCommit } from '../../commits/commit-source-resolver';
 import { describeError } from '../../http/error-status';
 import { BranchFailedError } from '../../http/http-error';
 import { VmFactory } from '../vm-factory';
@@ -29,18 +28,18 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
 
   async execute({ context, source, count, keepPaused, skipWaitBoot }: BranchVmsCommand): Promise<{ vms: { vm_id: string }[]; memory_preserved: boolean }> {
     const org_id = context.principal.org_id;
-    let commit: CommitDocument;
+    let from: SourceCommit;
     try {
       if ('vm_id' in source) {
-        commit = await this.commitVm(context, source.vm_id, keepPaused, skipWaitBoot);
+        from = await this.commitVm(context, source.vm_id, keepPaused, skipWaitBoot);
       } else if ('vm_or_commit_id' in source) {
         const vm = await this.vms.find(org_id, source.vm_or_commit_id);
-        commit =
+        from =
           vm && !vm.deleted_at
             ? await this.commitVm(context, vm.vm_id, keepPaused, skipWaitBoot)
-            : await this.commits.getReadable(org_id, source.vm_or_commit_id);
+            : { commit: await this.commits.getReadable(org_id, source.vm_or_commit_id), through_public_repository: false };
       } else {
-        commit = await this.resolver.resolve(org_id, source);
+        from = await this.resolver.resolve(org_id, source);
       }
     } catch (error) {
       // by_vm and by_ref answer lookup failures with the hybrid body too; the others plainly.
@@ -48,23 +47,24 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
       throw asBranchFailure(error, []);
     }
     const created: { vm_id: string }[] = [];
+    const env = await this.factory.envOf(context);
     for (let i = 0; i < count; i++) {
       try {
-        created.push({ vm_id: await this.factory.create(context, { config: commit.config, labels: null, commit }, i, !skipWaitBoot) });
+        created.push({ vm_id: await this.factory.create(context, { config: from.commit.config, labels: null, source: from, env }, i, !skipWaitBoot) });
       } catch (error) {
         throw asBranchFailure(error, created);
       }
     }
-    return { vms: created, memory_preserved: commit.includes_memory };
+    return { vms: created, memory_preserved: from.commit.includes_memory };
   }
 
   /** Commits a live VM under a commit id derived from this request, then reads the commit back. */
-  private async commitVm(context: RequestContext, vm_id: string, keepPaused: boolean, skipWaitBoot: boolean): Promise<CommitDocument> {
+  private async commitVm(context: RequestContext, vm_id: string, keepPaused: boolean, skipWaitBoot: boolean): Promise<SourceCommit> {
     const org_id = context.principal.org_id;
     const commit_id = deterministicUuid(context.command.command_id, 'branch-commit');
     const commit = { commit_id, name: `branch-${commit_id.slice(0, 8)}`, description: `branch of vm ${vm_id}`, keep_paused: keepPaused, chosen_by_client: false };
     await this.committer.commit(org_id, vm_id, commit, skipWaitBoot, stepContext(context.command, 'commit'));
-    return this.commits.getReadable(org_id, commit_id);
+    return { commit: await this.commits.getReadable(org_id, commit_id), through_public_repository: false };
   }
 }
 

@@ -21,6 +21,7 @@ export class CreateRootVmHandler implements ICommandHandler<CreateRootVmCommand>
           kernel_name: config.kernel_name ?? VM_CONFIG_DEFAULTS.kernel_name,
         },
         labels: config.labels ?? null,
+        env: await this.factory.envOf(context),
       },
       0,
       waitBoot,

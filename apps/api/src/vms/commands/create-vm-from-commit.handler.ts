@@ -15,8 +15,8 @@ export class CreateVmFromCommitHandler implements ICommandHandler<CreateVmFromCo
   ) {}
 
   async execute({ context, source }: CreateVmFromCommitCommand): Promise<{ vm_id: string }> {
-    const commit = await this.resolver.resolve(context.principal.org_id, source);
+    const resolved = await this.resolver.resolve(context.principal.org_id, source);
     // VMs from a commit start from its snapshot and are running at once: wait for that, as a branch does.
-    return { vm_id: await this.factory.create(context, { config: commit.config, labels: null, commit }, 0, true) };
+    return { vm_id: await this.factory.create(context, { config: resolved.commit.config, labels: null, source: resolved, env: await this.factory.envOf(context) }, 0, true) };
   }
 }

@@ -1,0 +1,66 @@
+import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { AggregateRepository, Operations, VmSshKeys } from '@arbor/application';
+import type { ForkRepositoryResponseDto } from '@arbor/contracts';
+import { conflict, deterministicUuid, Fork, notFound, OrgName, Repository, requireName } from '@arbor/domain';
+import { ForkRepositoryCommand } from './fork-repository.command';
+
+/**
+ * Decides what can be decided before any VM starts (the source exists and is public: 404; the
+ * target tag is free: 409), then asks for the fork, a saga the worker carries out step by step,
+ * and answers once it is done: 201 with the new VM, commit and reference, or the saga's failure.
+ * Every id the fork makes derives from this request's command id, so a retry joins the first.
+ */
+@CommandHandler(ForkRepositoryCommand)
+export class ForkRepositoryHandler implements ICommandHandler<ForkRepositoryCommand> {
+  constructor(
+    private readonly aggregates: AggregateRepository,
+    private readonly operations: Operations,
+    private readonly sshKeys: VmSshKeys,
+  ) {}
+
+  async execute({ context, request }: ForkRepositoryCommand): Promise<ForkRepositoryResponseDto> {
+    const { principal, command } = context;
+    const repo_name = request.repo_name ?? request.source_repo;
+    const tag_name = request.tag_name ?? request.source_tag;
+    for (const [field, name] of Object.entries({ source_org: request.source_org, source_repo: request.source_repo, source_tag: request.source_tag, repo_name, tag_name })) {
+      requireName(field, name);
+    }
+    const id = (what: string) => deterministicUuid(command.command_id, 'fork', what);
+    const fork_id = id('fork');
+    // A retry of this very request goes on waiting for the fork it asked for.
+    if (!(await this.aggregates.appended(Fork, fork_id, command.command_id))) {
+      const source_org = (await this.aggregates.load(OrgName, request.source_org)).state.org_id;
+      const source = source_org === null ? null : (await this.aggregates.load(Repository, { org_id: source_org, name: request.source_repo })).state;
+      const sourceTag = source?.is_public ? source.tags[request.source_tag] : undefined;
+      if (!sourceTag) throw notFound('public repository tag');
+      const target = (await this.aggregates.load(Repository, { org_id: principal.org_id, name: repo_name })).state;
+      if (target.tags[tag_name]) throw conflict(`tag '${tag_name}' already exists in repository '${repo_name}'`);
+      const now = new Date().toISOString();
+      await this.operations.run(
+        Fork,
+        fork_id,
+        {
+          type: 'RequestFork',
+          fork_id,
+          org_id: principal.org_id,
+          owner_id: principal.key_id,
+          source: { org_id: source_org!, org_name: request.source_org, repo_name: request.source_repo, tag_name: request.source_tag, commit_id: sourceTag.commit_id },
+          repo_name,
+          tag_name,
+          vm_id: id('vm'),
+          vm_ssh_public_key: this.sshKeys.publicKey(id('vm')),
+          commit_id: id('commit'),
+          repo_id: target.repo_id ?? id('repository'),
+          tag_id: id('tag'),
+          now,
+        },
+        command,
+      );
+    } else {
+      await this.operations.settle(Fork, fork_id, 'ForkRequested', 0);
+    }
+    const { state } = await this.aggregates.load(Fork, fork_id);
+    const { vm_id, commit_id } = state.request!;
+    return { vm_id, commit_id, repo_name, tag_name, reference: `${repo_name}:${tag_name}` };
+  }
+}
