@@ -235,6 +235,8 @@ describe('env vars (HTTP, sandbox driver)', () => {
       expect(await c.printenv(root, 'WHO')).toBe('v1');
       const commit_id = (await c.request('POST', `/vm/${root}/commit`)).json.commit_id as string;
       expect((await c.request('POST', '/commit_tags', { tag_name: 'base', commit_id })).status).toBe(201);
+      expect((await c.request('POST', '/repositories', { name: 'base' })).status).toBe(201);
+      expect((await c.request('POST', '/repositories/base/tags', { tag_name: 'v1', commit_id })).status).toBe(201);
 
       await c.put({ WHO: 'v2' });
       const children = {
@@ -245,6 +247,8 @@ describe('env vars (HTTP, sandbox driver)', () => {
         'branch/by_vm': c.made(await c.request('POST', `/vm/branch/by_vm/${root}`)),
         'branch/by_commit': c.made(await c.request('POST', `/vm/branch/by_commit/${commit_id}`)),
         'branch/by_tag': c.made(await c.request('POST', '/vm/branch/by_tag/base')),
+        'from_commit {ref}': c.made(await c.request('POST', '/vm/from_commit', { ref: 'base:v1' })),
+        'branch/by_ref': c.made(await c.request('POST', '/vm/branch/by_ref/base/v1')),
       };
       for (const [how, vm] of Object.entries(children)) {
         expect({ how, WHO: await c.printenv(vm, 'WHO'), SHARED: await c.printenv(vm, 'SHARED') }).toEqual({ how, WHO: 'v2', SHARED: 'kept' });

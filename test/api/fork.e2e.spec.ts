@@ -34,13 +34,15 @@ describe('fork (HTTP, sandbox driver): a public tag becomes a VM, a commit and a
   }, 300_000);
   afterAll(() => arbor?.destroy());
 
-  it("forks into the caller's org: the VM runs from the source's files, its commit and tag are the caller's", async () => {
+  it("forks into the caller's org: the VM runs from the source's files with the caller's env vars, its commit and tag are the caller's", async () => {
+    expect((await arbor.request('PUT', '/api/v1/env_vars', { key: forker.key, body: { vars: { WHO: 'forker' } } })).status).toBe(200);
     const forked = await fork(arbor, forker.key, { source_org: 'publisher', source_repo: 'app', source_tag: 'v1', repo_name: 'mine' });
     expect(forked.status).toBe(201);
     expect(forked.json).toEqual({ vm_id: expect.any(String), commit_id: expect.any(String), repo_name: 'mine', tag_name: 'v1', reference: 'mine:v1' });
     const { vm_id, commit_id } = forked.json;
     const file = await arbor.request('GET', `/api/v1/vm/${vm_id}/files?path=/root/app.txt`, { key: forker.key });
     expect(Buffer.from(file.json.content_b64, 'base64').toString()).toBe('published');
+    expect((await arbor.request('POST', `/api/v1/vm/${vm_id}/exec`, { key: forker.key, body: { command: ['printenv', 'WHO'] } })).json.stdout).toBe('forker\n');
     expect((await arbor.request('GET', '/api/v1/commits', { key: forker.key })).json.commits.map((c: { commit_id: string }) => c.commit_id)).toContain(commit_id);
     expect((await arbor.request('GET', '/api/v1/repositories/mine/tags/v1', { key: forker.key })).json).toMatchObject({ commit_id, reference: 'mine:v1' });
     expect((await arbor.request('GET', '/api/v1/repositories/mine', { key: forker.key })).json.is_public).toBe(false);

@@ -7,7 +7,7 @@ import { projectRoot } from '@arbor/application';
 import type { SandboxDriver } from '@arbor/hypervisor';
 import { ADMIN_KEY_FILE } from '../../apps/api/src/bootstrap/bootstrap-admin-key';
 import { createSandboxDriver } from '../../apps/vm-worker/src/open-driver';
-import { apiClient } from './api-client';
+import { apiClient, httpClient } from './api-client';
 
 const ROOT = projectRoot(__dirname);
 
@@ -83,8 +83,12 @@ export interface ProcessTrio {
   apiUrl: string;
   /** Calls the api with the bootstrap admin key. */
   call: ReturnType<typeof apiClient>;
+  /** The same, with every option of a request (headers, another key). */
+  request: ReturnType<typeof httpClient>;
   /** The sandbox driver on the worker's data directory: the machines as the host sees them. */
   driver: SandboxDriver;
+  /** Starts the api (again, on the same port) and waits until it listens. */
+  startApi(): Promise<RunningProcess>;
   /** Starts a projector (again) and waits until it follows the log. */
   startProjector(): Promise<RunningProcess>;
   /** Starts a worker (again) and waits until it follows the log. */
@@ -110,8 +114,9 @@ export async function startProcessTrio(options: ProcessTrioOptions): Promise<Pro
   const apiUrl = `http://127.0.0.1:${port}`;
   const driver = createSandboxDriver({ dataDir: dirs.worker, cacheDir });
   const startService = (app: 'projector' | 'vm-worker', dataDir: string) => startProcess(distEntry(app), { ...env, ARBOR_DATA_DIR: dataDir });
+  const startApi = () => startProcess(distEntry('api'), { ...env, ARBOR_DATA_DIR: dirs.api, PORT: String(port) });
   const running = {
-    api: startProcess(distEntry('api'), { ...env, ARBOR_DATA_DIR: dirs.api, PORT: String(port) }),
+    api: startApi(),
     projector: startService('projector', dirs.projector),
     worker: startService('vm-worker', dirs.worker),
   };
@@ -134,7 +139,13 @@ export async function startProcessTrio(options: ProcessTrioOptions): Promise<Pro
     dirs,
     apiUrl,
     call: apiClient(apiUrl, adminKey),
+    request: httpClient(apiUrl, adminKey),
     driver,
+    async startApi() {
+      running.api = startApi();
+      await waitForOutput(running.api, /listening on port/);
+      return running.api;
+    },
     async startProjector() {
       running.projector = startService('projector', dirs.projector);
       await waitForOutput(running.projector, /following the log/);
