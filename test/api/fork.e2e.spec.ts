@@ -115,6 +115,14 @@ describe('fork (HTTP, machines in memory): a fork that cannot finish removes wha
     expect(types).toEqual(expect.arrayContaining(['ForkAborted', 'VmDeletionRequested', 'VmDeleted', 'ForkFailed']));
   });
 
+  it('a failed fork into a repository that was there keeps it, empty as it was', async () => {
+    expect((await arbor.request('POST', '/api/v1/repositories', { key: forker.key, body: { name: 'empty' } })).status).toBe(201);
+    driver.failNext('commit', 'disk full');
+    expect((await fork(arbor, forker.key, { source_org: 'publisher', source_repo: 'app', source_tag: 'v1', repo_name: 'empty' })).status).toBe(500);
+    expect((await arbor.request('GET', '/api/v1/repositories/empty/tags', { key: forker.key })).json).toEqual({ repository: 'empty', tags: [] });
+    expect((await arbor.request('DELETE', '/api/v1/repositories/empty', { key: forker.key })).status).toBe(204);
+  });
+
   it('the target tag taken meanwhile: 409; the fork removes its VM and commit, and keeps the repository that now holds a tag', async () => {
     const mine = (await arbor.request('POST', `/api/v1/vm/${await arbor.bootVm({}, { key: forker.key })}/commit`, { key: forker.key })).json.commit_id;
     expect((await arbor.request('POST', '/api/v1/repositories', { key: forker.key, body: { name: 'app' } })).status).toBe(201);

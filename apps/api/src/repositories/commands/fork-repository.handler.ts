@@ -50,7 +50,7 @@ export class ForkRepositoryHandler implements ICommandHandler<ForkRepositoryComm
           vm_id: id('vm'),
           vm_ssh_public_key: this.sshKeys.publicKey(id('vm')),
           commit_id: id('commit'),
-          repo_id: target.repo_id ?? id('repository'),
+          repo_id: id('repository'), // the repository's id should the fork make it (one already there keeps its own)
           tag_id: id('tag'),
           now,
         },
