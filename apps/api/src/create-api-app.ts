@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { type NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Infrastructure } from '@arbor/application';
+import { EVENT_CATALOGUE } from '@arbor/domain';
 import { ApiModule } from './api.module';
 import { readBuildInfo } from './system/build-info';
 import { EdgeValidationPipe } from './http/validation.pipe';
@@ -29,8 +30,11 @@ export async function createApiApp(infra: Infrastructure, options: { logger?: bo
       .setDescription('Branchable virtual machines: the Vers REST API, served by an event-sourced control plane.')
       .setVersion(build.version)
       .addBearerAuth()
+      .setOpenAPIVersion('3.1.0')
       .build(),
   );
+  // The event catalogue's schemas (JSON Schema, which OpenAPI 3.1 speaks): the data of each event type.
+  for (const [type, entry] of Object.entries(EVENT_CATALOGUE)) document.components!.schemas![`${type}EventData`] = entry.schema as object;
   SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json' });
   return app;
 }

@@ -1,9 +1,6 @@
-import { type DomainEvent, deterministicUuid } from '@arbor/domain';
+import { deterministicUuid, schemaVersionOf, UPCASTERS, type DomainEvent } from '@arbor/domain';
 import type { NewEvent, RecordedEvent } from '@arbor/event-store';
 import type { CommandContext } from './command-context';
-
-/** Every event type Arbor writes today is at schema version 1; upcasters bring older ones up. */
-export const CURRENT_SCHEMA_VERSION = 1;
 
 /** The id of the index-th event a command appends: derived, so a retried command repeats it. */
 export function commandEventId(command_id: string, index: number, type: string): string {
@@ -17,7 +14,7 @@ export function toNewEvents(events: DomainEvent[], context: CommandContext): New
     type: event.type,
     data: event.data,
     metadata: {
-      schema_version: CURRENT_SCHEMA_VERSION,
+      schema_version: schemaVersionOf(event.type),
       correlation_id: context.correlation_id,
       causation_id: context.causation_id,
       actor_key_id: context.actor_key_id,
@@ -26,17 +23,11 @@ export function toNewEvents(events: DomainEvent[], context: CommandContext): New
   }));
 }
 
-/**
- * Upcasters: a function per (type, old schema version) that returns the event at the next
- * version. History is never rewritten; events are brought up to date as they are read.
- */
-type Upcaster = (data: any) => any;
-const upcasters: Record<string, Record<number, Upcaster>> = {};
-
+/** An event at its type's current schema version: the upcasters of the catalogue bring older ones up. */
 export function upcast(event: RecordedEvent): RecordedEvent {
   let version = event.metadata.schema_version ?? 1;
   let data = event.data;
-  const chain = upcasters[event.type];
+  const chain = UPCASTERS[event.type];
   while (chain?.[version]) {
     data = chain[version](data);
     version += 1;

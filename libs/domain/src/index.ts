@@ -57,3 +57,5 @@ export * from './system/system-bootstrap.decider';
 export * from './idempotency/idempotent-response.events';
 export * from './idempotency/idempotent-response.commands';
 export * from './idempotency/idempotent-response.decider';
+export * from './catalogue/event-catalogue';
+export * from './catalogue/upcasters';

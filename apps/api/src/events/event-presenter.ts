@@ -1,7 +1,16 @@
 import { upcast } from '@arbor/application';
 import type { EventDto } from '@arbor/contracts';
+import { redactedFieldsOf } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 
+/** What a redacted field (a secret or its hash) shows in the feed. */
+export const REDACTED = '[redacted]';
+
+/**
+ * An event as the feed shows it: upcast to its type's current version, with the fields the
+ * catalogue marks `@redacted` replaced. History is never rewritten: the log keeps what was
+ * written, and every event, however old, is shown redacted.
+ */
 export function presentEvent(recorded: RecordedEvent): EventDto {
   const event = upcast(recorded);
   const { schema_version, correlation_id, causation_id, actor_key_id, org_id } = event.metadata;
@@ -11,8 +20,14 @@ export function presentEvent(recorded: RecordedEvent): EventDto {
     revision: event.revision,
     event_id: event.id,
     type: event.type,
-    data: event.data,
+    data: redacted(event.type, event.data),
     metadata: { schema_version, correlation_id, causation_id, actor_key_id, org_id },
     created_at: event.created_at,
   };
+}
+
+function redacted(type: string, data: unknown): unknown {
+  const fields = redactedFieldsOf(type);
+  if (!fields.length || typeof data !== 'object' || data === null) return data;
+  return { ...data, ...Object.fromEntries(fields.filter((field) => field in data).map((field) => [field, REDACTED])) };
 }

@@ -1,8 +1,9 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { EventDto, EventFeedQueryDto, EventFeedResponseDto } from '@arbor/contracts';
-import { aggregateOfStream, IdempotentResponse, notFound, Vm } from '@arbor/domain';
+import { EventCatalogueResponseDto, EventDto, EventFeedQueryDto, EventFeedResponseDto } from '@arbor/contracts';
+import { aggregateOfStream, EVENT_CATALOGUE, IdempotentResponse, notFound, Vm } from '@arbor/domain';
 import { EVENT_STORE, type EventStore } from '@arbor/event-store';
+import { Public } from '../auth/public.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { VmReadModel } from '../vms/vm-read-model';
@@ -24,6 +25,14 @@ export class EventsController {
     @Inject(EVENT_STORE) private readonly events: EventStore,
     private readonly vms: VmReadModel,
   ) {}
+
+  /** The event catalogue: every event type, its version and the JSON Schema of its data. No key needed. */
+  @Get('events/types')
+  @Public()
+  @ApiOkResponse({ type: EventCatalogueResponseDto })
+  catalogue(): EventCatalogueResponseDto {
+    return { types: Object.entries(EVENT_CATALOGUE).map(([type, entry]) => ({ type, ...entry })) };
+  }
 
   @Get('events')
   @ApiOkResponse({ type: EventFeedResponseDto })

@@ -40,3 +40,17 @@ export class EventFeedResponseDto {
   @ApiProperty({ description: 'Pass as `after` to read the next page' }) next_after!: number;
   @ApiProperty({ description: 'False when the end of the log was reached' }) has_more!: boolean;
 }
+
+export class EventTypeDto {
+  @ApiProperty({ example: 'VmCreationRequested' }) type!: string;
+  @ApiProperty({ description: 'The aggregate whose streams hold it', example: 'Vm' }) aggregate!: string;
+  @ApiProperty({ description: 'Its streams are `<category>-<key>`', example: 'vm' }) category!: string;
+  @ApiProperty({ description: 'The version events of this type are written at; older ones are upcast when read' }) schema_version!: number;
+  @ApiProperty({ nullable: true }) description!: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'JSON Schema of the event\'s `data`, also in the components as `<type>EventData`' })
+  schema!: object;
+}
+
+export class EventCatalogueResponseDto {
+  @ApiProperty({ type: [EventTypeDto] }) types!: EventTypeDto[];
+}

@@ -2,11 +2,22 @@ import { eventTypes, type DomainEvent } from '../shared/decider';
 
 /**
  * Stream `apikey-<key id>`. Only a hash of the secret is ever stored. An operator key may read
- * every org's events (the audit feed); other keys see their own org only. Schema version 1.
+ * every org's events (the audit feed); other keys see their own org only.
  */
 export type ApiKeyIssued = DomainEvent<
   'ApiKeyIssued',
-  { key_id: string; org_id: string; label: string; secret_sha256: string; is_operator: boolean; issued_at: string }
+  {
+    key_id: string;
+    org_id: string;
+    label: string;
+    /**
+     * SHA-256 of the key's secret: what authenticates it. Never shown in the feed.
+     * @redacted
+     */
+    secret_sha256: string;
+    is_operator: boolean;
+    issued_at: string;
+  }
 >;
 export type ApiKeyRevoked = DomainEvent<'ApiKeyRevoked', { key_id: string; revoked_at: string }>;
 export type ApiKeyEvent = ApiKeyIssued | ApiKeyRevoked;

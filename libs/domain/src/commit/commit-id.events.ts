@@ -5,7 +5,7 @@ import { eventTypes, type DomainEvent } from '../shared/decider';
  * a client may choose one (`POST /vm/{id}/commit {commit_id}`), so two requests racing for one id
  * on different VMs meet here, as every unique key in the log does: the first VM asked holds the id
  * (its own requests go through), any other VM is refused before anything is asked of it. The id
- * stays with that VM even if its commit fails. Schema version 1.
+ * stays with that VM even if its commit fails.
  */
 export type CommitIdReserved = DomainEvent<'CommitIdReserved', { commit_id: string; vm_id: string }>;
 export type CommitIdEvent = CommitIdReserved;

@@ -3,7 +3,7 @@ import type { VmConfig } from '../vm/vm-config';
 
 /**
  * Stream `commit-<id>`: an immutable snapshot of a VM (disk, and memory where the driver can).
- * Created by the vm-worker once the snapshot exists on the host. Schema version 1.
+ * Created by the vm-worker once the snapshot exists on the host.
  */
 export type CommitCreated = DomainEvent<
   'CommitCreated',

@@ -3,7 +3,7 @@ import { eventTypes, type DomainEvent } from '../shared/decider';
 /**
  * Stream `envvars-<owner id>`: the environment variables of a key's owner (today the API key
  * itself, the `owner_id` of what it creates), written into /etc/environment of every VM the
- * owner creates from then on; running VMs keep what they booted with. Schema version 1.
+ * owner creates from then on; running VMs keep what they booted with.
  */
 export type EnvVarsSet = DomainEvent<'EnvVarsSet', { owner_id: string; vars: Record<string, string>; replace: boolean; set_at: string }>;
 export type EnvVarDeleted = DomainEvent<'EnvVarDeleted', { owner_id: string; key: string; deleted_at: string }>;

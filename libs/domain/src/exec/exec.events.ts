@@ -5,7 +5,7 @@ export type ExecOutputStream = 'stdout' | 'stderr';
 /**
  * Events of the `exec-<id>` stream: one command run in a VM. ExecRequested is the intent the
  * vm-worker acts on; the rest are its outcomes. Output is kept as events so attaching with a cursor
- * is a catch-up read of the stream and logs are a projection of it. Schema version 1.
+ * is a catch-up read of the stream and logs are a projection of it.
  */
 export type ExecRequested = DomainEvent<
   'ExecRequested',

@@ -18,7 +18,6 @@ export type ForkFailureKind = 'conflict' | 'not_found' | 'failed';
  * into the caller's org, the target repository there, then RepoForked with the new tag. A step
  * that cannot be taken aborts the fork; what it made is then removed and ForkFailed ends it.
  * The ids of what it makes (VM, commit, repository, tag) are fixed when it is asked for.
- * Schema version of every event here: 1.
  */
 export type ForkRequested = DomainEvent<
   'ForkRequested',

@@ -5,7 +5,6 @@ import { eventTypes, type DomainEvent } from '../shared/decider';
  * the vm-worker does the work on the hypervisor and appends the outcome, so the API never talks
  * to the host. File contents travel as `FileContentChunk` events (see FILE_CHUNK_BYTES): before
  * the FileWriteRequested they belong to, after the FileReadRequested they answer.
- * Schema version of every event here: 1.
  */
 export type FileContentChunk = DomainEvent<'FileContentChunk', { op_id: string; index: number; data_b64: string }>;
 export type FileWriteRequested = DomainEvent<

@@ -5,7 +5,6 @@ import { eventTypes, type DomainEvent } from '../shared/decider';
  * an org, private or public. The stream is also the name's reservation, as a commit tag's is: two
  * creates of one name cannot both win, and a deleted repository's name can be taken again (by a
  * new repo_id). Its tags live on the same stream, so a tag and its repository change together.
- * Schema version of every event here: 1.
  */
 export type RepositoryCreated = DomainEvent<
   'RepositoryCreated',

@@ -1,8 +1,9 @@
-/**
- * An aggregate as a decider (Emmett/Chassaing style): pure functions, no I/O.
- * decide(command, state) → events to append; evolve(state, event) → next state.
- * Events are `{ type, data }`; commands are flat: `{ type, ...fields }`, every one of them.
- */
+// An aggregate as a decider (Emmett/Chassaing style): pure functions, no I/O.
+// decide(command, state) → events to append; evolve(state, event) → next state.
+// Events are `{ type, data }`; commands are flat: `{ type, ...fields }`, every one of them.
+// (Line comments: a JSDoc here would become the catalogue's description of every event type
+// that has none of its own.)
+
 export interface DomainEvent<TType extends string = string, TData = unknown> {
   type: TType;
   data: TData;

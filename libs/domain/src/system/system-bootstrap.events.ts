@@ -3,7 +3,6 @@ import { eventTypes, type DomainEvent } from '../shared/decider';
 /**
  * Stream `system-bootstrap`: the first start of an installation. A reservation: the one process
  * whose append wins creates the first org and its admin key; every other start finds it done.
- * Schema version 1.
  */
 export type SystemBootstrapped = DomainEvent<'SystemBootstrapped', { org_id: string; key_id: string; at: string }>;
 export type SystemBootstrapEvent = SystemBootstrapped;

@@ -3,7 +3,7 @@ import { eventTypes, type DomainEvent } from '../shared/decider';
 /**
  * Stream `tag-<org>-<name>`: a movable name for a commit within an org. The stream is also the
  * name's reservation: creating appends with "no stream" (or after a deletion), so two concurrent
- * creates of one name cannot both win. Schema version 1.
+ * creates of one name cannot both win.
  */
 export type TagCreated = DomainEvent<
   'TagCreated',

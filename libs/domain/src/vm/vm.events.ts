@@ -4,7 +4,6 @@ import type { Labels, VmConfig } from './vm-config';
 /**
  * Events of the `vm-<id>` stream. "…Requested" events are intents the vm-worker acts on; the
  * others are facts (outcomes reported by the worker, or changes that need no machine work).
- * Schema version of every event here: 1.
  */
 export type VmCreationRequested = DomainEvent<
   'VmCreationRequested',

@@ -1,0 +1,129 @@
+import Ajv from 'ajv';
+import { randomUUID } from 'node:crypto';
+import { EVENT_CATALOGUE } from '@arbor/domain';
+import { InMemoryDriver } from '@arbor/hypervisor';
+import { startTestArbor, type TestArbor } from '../support/arbor-harness';
+import { issueKeyForNewOrg } from '../support/issue-key';
+import { pollUntil } from '../support/poll-until';
+
+/** Event types no request of this workload can produce yet (no operation appends them). */
+const NOT_PRODUCED = ['ApiKeyRevoked'];
+/** Appended, but never shown in the feed (internal bookkeeping). */
+const NOT_IN_FEED = ['IdempotentResponseRecorded'];
+
+/**
+ * The event catalogue against a whole log: a workload that touches every aggregate (VMs and their
+ * operations, commits, tags, repositories, a fork that works and one that fails, env vars, execs,
+ * files, idempotent retries), then every event of the feed validates against its type's schema,
+ * secrets show redacted, and the catalogue is served and in the OpenAPI document.
+ */
+describe('the event catalogue (HTTP, machines in memory)', () => {
+  let arbor: TestArbor;
+  let driver: InMemoryDriver;
+
+  beforeAll(async () => {
+    driver = new InMemoryDriver();
+    arbor = await startTestArbor({ driver, env: { ARBOR_RESYNC_INTERVAL_MS: '100' } });
+    const other = await issueKeyForNewOrg(arbor.infra.eventStore, 'other');
+    const ok = async (method: string, path: string, body?: unknown, options: { key?: string; status?: number; headers?: Record<string, string> } = {}) => {
+      const res = await arbor.request(method, `/api/v1${path}`, { body, key: options.key, headers: options.headers });
+      expect({ path, status: res.status }).toEqual({ path, status: options.status ?? (method === 'POST' ? 201 : res.status < 300 ? res.status : 200) });
+      return res.json;
+    };
+    await ok('PUT', '/env_vars', { vars: { A: '1', B: '2' } });
+    await ok('DELETE', '/env_vars/B', undefined, { status: 204 });
+    const vm = await arbor.bootVm();
+    await ok('PATCH', `/vm/${vm}/label`, { labels: { a: 'b' } });
+    await ok('PATCH', `/vm/${vm}/state`, { state: 'Paused' });
+    await ok('PATCH', `/vm/${vm}/state`, { state: 'Running' });
+    await ok('PATCH', `/vm/${vm}/disk`, { fs_size_mib: 4096 });
+    driver.failNext('pause', 'freezer busy');
+    await ok('PATCH', `/vm/${vm}/state`, { state: 'Paused' }, { status: 500 });
+    await ok('PUT', `/vm/${vm}/files`, { path: '/root/a', content_b64: Buffer.from('x').toString('base64') }, { status: 200 });
+    await ok('GET', `/vm/${vm}/files?path=/root/a`);
+    await ok('GET', `/vm/${vm}/files?path=/root/none`, undefined, { status: 404 });
+    await ok('POST', `/vm/${vm}/exec`, { command: ['echo', 'hi'] }, { status: 200 });
+    driver.failNext('exec', 'agent gone');
+    await ok('POST', `/vm/${vm}/exec`, { command: ['echo', 'hi'] }, { status: 500 });
+    const { commit_id } = await ok('POST', `/vm/${vm}/commit`, { commit_id: randomUUID() }, { headers: { 'x-idempotency-key': randomUUID() } });
+    await ok('PATCH', `/commits/${commit_id}`, { is_public: true, name: 'golden' }, { status: 200 });
+    await ok('POST', '/commit_tags', { tag_name: 'stable', commit_id });
+    await ok('PATCH', '/commit_tags/stable', { description: 'x' }, { status: 204 });
+    const second = (await ok('POST', `/vm/${vm}/commit`)).commit_id;
+    await ok('PATCH', '/commit_tags/stable', { commit_id: second }, { status: 204 });
+    await ok('DELETE', '/commit_tags/stable', undefined, { status: 204 });
+    await ok('POST', '/repositories', { name: 'app' });
+    await ok('POST', '/repositories/app/tags', { tag_name: 'v1', commit_id });
+    await ok('PATCH', '/repositories/app/tags/v1', { commit_id: second, description: 'moved' }, { status: 204 });
+    await ok('PATCH', '/repositories/app/visibility', { is_public: true }, { status: 204 });
+    const fork = await ok('POST', '/repositories/fork', { source_org: 'default', source_repo: 'app', source_tag: 'v1' }, { key: other.key });
+    driver.failNext('commit', 'disk full');
+    await ok('POST', '/repositories/fork', { source_org: 'default', source_repo: 'app', source_tag: 'v1', repo_name: 'x' }, { key: other.key, status: 500 });
+    const children = (await ok('POST', `/vm/branch/by_vm/${vm}?count=2`)).vms as { vm_id: string }[];
+    const fromRef = (await ok('POST', '/vm/from_commit', { ref: 'app:v1' })).vm_id;
+    driver.failNext('start', 'out of memory');
+    await ok('POST', '/vm/from_commit', { commit_id }, { status: 500 });
+    await ok('POST', '/repositories', { name: 'scratch' });
+    await ok('DELETE', '/repositories/scratch', undefined, { status: 204 });
+    await ok('DELETE', '/repositories/app/tags/v1', undefined, { status: 204 });
+    for (const child of [...children.map((c) => c.vm_id), fromRef]) await ok('DELETE', `/vm/${child}`, undefined, { status: 200 });
+    await ok('DELETE', `/vm/${fork.vm_id}`, undefined, { key: other.key, status: 200 });
+    // A machine that dies: the worker reports it at its next look (a resync every 100 ms here).
+    const doomed = await arbor.bootVm();
+    driver.lose(doomed);
+    await pollUntil(async () => (await arbor.request('GET', `/api/v1/vm/${doomed}/status`)).json.state === 'dead');
+    await ok('DELETE', `/vm/${doomed}`, undefined, { status: 200 });
+    await ok('DELETE', `/vm/${vm}`, undefined, { status: 200 });
+    await ok('DELETE', `/commits/${second}`, undefined, { status: 204 });
+  }, 120_000);
+  afterAll(() => arbor?.destroy());
+
+  it("every event of the log, and of the feed, validates against its type's schema; every type was seen", async () => {
+    const feed: { type: string; data: unknown; metadata: { schema_version: number } }[] = [];
+    for (let after = -1; ; ) {
+      const page = (await arbor.request('GET', `/api/v1/events?after=${after}&limit=1000`)).json;
+      feed.push(...page.events);
+      after = page.next_after;
+      if (!page.has_more) break;
+    }
+    const log = await arbor.infra.eventStore.readAll({ max_count: 100_000 });
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    const validators = new Map(Object.entries(EVENT_CATALOGUE).map(([type, entry]) => [type, ajv.compile(entry.schema)]));
+    const invalid = (events: { type: string; data: unknown; metadata: { schema_version?: number } }[]) =>
+      events
+        .map((event) => ({ event, validate: validators.get(event.type) }))
+        .filter(({ event, validate }) => !validate || !validate(event.data) || event.metadata.schema_version !== EVENT_CATALOGUE[event.type].schema_version)
+        .map(({ event, validate }) => ({ type: event.type, errors: validate?.errors ?? 'not in the catalogue' }));
+    expect(invalid(log)).toEqual([]);
+    expect(invalid(feed)).toEqual([]);
+    const unseen = (events: { type: string }[]) => Object.keys(EVENT_CATALOGUE).filter((type) => !events.some((event) => event.type === type)).sort();
+    expect(unseen(log)).toEqual([...NOT_PRODUCED].sort());
+    expect(unseen(feed)).toEqual([...NOT_PRODUCED, ...NOT_IN_FEED].sort());
+  });
+
+  it('shows secrets and their hashes redacted, however old the event', async () => {
+    const issued = (await arbor.request('GET', '/api/v1/events?type=ApiKeyIssued&limit=10')).json.events;
+    expect(issued.length).toBeGreaterThan(0);
+    for (const event of issued) expect(event.data.secret_sha256).toBe('[redacted]');
+    const raw = await arbor.infra.eventStore.readAll({ max_count: 10_000 });
+    expect(raw.find((e) => e.type === 'ApiKeyIssued')!.data).toMatchObject({ secret_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+
+  it('serves the catalogue without a key, and puts every schema in the OpenAPI document', async () => {
+    const served = await arbor.request('GET', '/api/v1/events/types', { key: null });
+    expect(served.status).toBe(200);
+    expect(served.json.types.map((t: { type: string }) => t.type).sort()).toEqual(Object.keys(EVENT_CATALOGUE).sort());
+    expect(served.json.types.find((t: { type: string }) => t.type === 'VmBooted')).toEqual({
+      type: 'VmBooted',
+      aggregate: 'Vm',
+      category: 'vm',
+      schema_version: 1,
+      description: null,
+      schema: EVENT_CATALOGUE.VmBooted.schema,
+    });
+    const doc = (await arbor.request('GET', '/api/docs-json', { key: null })).json;
+    expect(doc.openapi).toBe('3.1.0');
+    for (const type of Object.keys(EVENT_CATALOGUE)) expect(doc.components.schemas).toHaveProperty(`${type}EventData`);
+    expect(Object.keys(doc.paths)).toContain('/api/v1/events/types');
+  });
+});
