@@ -6,6 +6,7 @@ import { benchDriver } from './drivers.bench';
 import { benchExec } from './exec.bench';
 import { benchEventStore } from './event-store.bench';
 import { benchProjectionLag } from './projection-lag.bench';
+import { benchReadModels } from './read-models.bench';
 import { benchFork, benchRepositories } from './repositories.bench';
 
 /** `npm run bench`: prints figures (no pass/fail). Record them in BENCHMARKS.md with the machine. */
@@ -16,6 +17,8 @@ async function main() {
   await benchProjectionLag();
   console.log('');
   await benchApiLatency();
+  console.log('');
+  await benchReadModels();
   console.log('');
   await benchParentsChain();
   console.log('');

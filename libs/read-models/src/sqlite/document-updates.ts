@@ -46,7 +46,7 @@ export function upsertedDocument(filter: Filter, update: Update): Document {
 }
 
 /** Fields a filter pins to one value: `{a: 1}`, `{a: {$eq: 1}}`, and those inside a top-level $and. */
-function equalityFields(filter: Filter): Record<string, unknown> {
+export function equalityFields(filter: Filter): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(filter)) {
     if (key === '$and' && Array.isArray(value)) Object.assign(fields, ...value.map((part: Filter) => equalityFields(part)));

@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuplicateKeyError, type ReadModelStore } from '../read-model-store.port';
+import Database from 'better-sqlite3';
+import { DuplicateKeyError, type Document, type ReadModelStore } from '../read-model-store.port';
 import { describeReadModelStoreContract } from '../testing/read-model-store.contract';
+import { lookupIndexNamed, lookupIndexNamesSql, lookupSql } from './json-index-sql';
 import { SqliteReadModelStore } from './sqlite-read-model-store';
 
 const directory = mkdtempSync(join(tmpdir(), 'arbor-read-models-'));
@@ -98,5 +100,104 @@ describe('SqliteReadModelStore on a file', () => {
       store.commit([{ op: 'updateOne', collection: 'repos', filter: { _id: 'r2' }, update: { $set: { org: 'o1' } } }]),
     ).rejects.toBeInstanceOf(DuplicateKeyError);
     expect(await store.count('repos', {})).toBe(2);
+  });
+
+  describe('reads through the indexes of ensureIndex', () => {
+    const ORGS = 10;
+    const PER_ORG = 100;
+    const vms: Document[] = Array.from({ length: ORGS * PER_ORG }, (_, i) => ({
+      _id: `vm-${String(i).padStart(4, '0')}`,
+      org_id: `org-${i % ORGS}`,
+      deleted_at: i % 3 === 0 ? '2024-01-01' : null,
+      created_at: `2024-01-01T00:00:${String(i).padStart(4, '0')}`,
+    }));
+    const seed = (store: ReadModelStore) => store.commit(vms.map((doc) => ({ op: 'insertOne', collection: 'vms', doc })));
+
+    /** What a read returns, and how many stored documents it parsed to answer. */
+    const parsing = async <T>(read: () => Promise<T>): Promise<{ result: T; parsed: number }> => {
+      const parse = jest.spyOn(JSON, 'parse');
+      try {
+        const result = await read();
+        return { result, parsed: parse.mock.calls.length };
+      } finally {
+        parse.mockRestore();
+      }
+    };
+
+    it('parses only the documents whose indexed fields the filter pins, not the collection', async () => {
+      const store = openStore();
+      await store.ensureIndex('vms', { org_id: 1, deleted_at: 1, created_at: 1 });
+      await seed(store);
+      const live = vms.filter((vm) => vm.org_id === 'org-3' && vm.deleted_at === null);
+      await store.count('vms', { org_id: 'org-0' }); // The first read loads the index list (parsing its names).
+
+      const listed = await parsing(() => store.find('vms', { org_id: 'org-3', deleted_at: null }, { sort: { created_at: 1 } }));
+      expect(listed.result).toEqual(live);
+      expect(listed.parsed).toBe(live.length);
+
+      const counted = await parsing(() => store.count('vms', { org_id: 'org-3', deleted_at: null }));
+      expect(counted).toEqual({ result: live.length, parsed: live.length });
+
+      // A pinned prefix of the index is enough; the rest of the filter is tested on those.
+      const prefix = await parsing(() => store.find('vms', { org_id: 'org-3', created_at: { $gte: '2024' } }));
+      expect(prefix.result).toHaveLength(PER_ORG);
+      expect(prefix.parsed).toBe(PER_ORG);
+
+      // Without a pinned first field there is no index to read through.
+      expect((await parsing(() => store.count('vms', { deleted_at: null }))).parsed).toBe(vms.length);
+    });
+
+    it("uses an index another connection created, before or after this store's opening", async () => {
+      const early = openStore();
+      const creator = openStore();
+      await seed(creator);
+      expect(await early.count('vms', { org_id: 'org-7' })).toBe(PER_ORG);
+      await creator.ensureIndex('vms', { org_id: 1 });
+      const late = openStore();
+
+      for (const store of [early, late]) {
+        await store.count('vms', { org_id: 'org-0' }); // The index list is read again (parsing its names).
+        const found = await parsing(() => store.count('vms', { org_id: 'org-7' }));
+        expect(found).toEqual({ result: PER_ORG, parsed: PER_ORG });
+      }
+    });
+
+    it('prepares lookups that SEARCH the index on every pinned field', async () => {
+      const store = openStore();
+      await store.ensureIndex('vms', { org_id: 1, deleted_at: 1, created_at: -1 });
+      await store.ensureIndex('vms', { 'meta.zone': 1 });
+      await store.close();
+
+      const db = new Database(file, { readonly: true });
+      try {
+        const indexes = db
+          .prepare<[], string>(lookupIndexNamesSql('read_model_documents'))
+          .pluck()
+          .all()
+          .map((name) => lookupIndexNamed('read_model_documents', name));
+        expect(indexes.map(({ collection, fields }) => ({ collection, fields }))).toEqual(
+          expect.arrayContaining([
+            { collection: 'vms', fields: ['org_id', 'deleted_at', 'created_at'] },
+            { collection: 'vms', fields: ['meta.zone'] },
+          ]),
+        );
+        for (const index of indexes) {
+          for (let pinned = 1; pinned <= index.fields.length; pinned++) {
+            const plan = db
+              .prepare(`EXPLAIN QUERY PLAN ${lookupSql('read_model_documents', index, pinned)}`)
+              .all(...Array<null>(pinned).fill(null))
+              .map((row) => (row as { detail: string }).detail);
+            const searches = plan.filter((detail) => detail.startsWith('SEARCH read_model_documents'));
+            expect(searches).toEqual([
+              `SEARCH read_model_documents USING INDEX ${index.name} (${Array<string>(pinned + 1).fill('<expr>=?').join(' AND ')})`,
+              `SEARCH read_model_documents USING INDEX ${index.name} (<expr>=?)`,
+            ]);
+            expect(plan.some((detail) => detail.startsWith('SCAN read_model_documents'))).toBe(false);
+          }
+        }
+      } finally {
+        db.close();
+      }
+    });
   });
 });

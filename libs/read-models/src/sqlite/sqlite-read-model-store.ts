@@ -13,7 +13,8 @@ import {
 } from '../read-model-store.port';
 import { applyUpdate, replaceDocument, upsertedDocument } from './document-updates';
 import { idsNamedByFilter } from './ids-named-by-filter';
-import { uniqueIndexSql } from './unique-index-sql';
+import { IndexLookup } from './index-lookup';
+import { lookupIndexSql, uniqueIndexSql } from './json-index-sql';
 
 const DOCUMENTS = 'read_model_documents';
 const CHECKPOINTS = 'read_model_checkpoints';
@@ -42,9 +43,14 @@ export interface SqliteReadModelStoreOptions {
 /**
  * The embedded read-model store: JSON documents in one SQLite table, filters, sorts and update
  * operators evaluated by mingo. WAL mode, so several processes can open the same file.
+ *
+ * Candidates for a filter are read by primary key when it names `_id`s, through an index of
+ * `ensureIndex` when it pins the index's leading fields, else by scanning the collection; mingo
+ * then tests the filter on each, so the index only narrows what is parsed and tested.
  */
 export class SqliteReadModelStore implements ReadModelStore {
   private readonly statements: ReturnType<typeof prepareStatements>;
+  private readonly indexLookup: IndexLookup;
   private readonly commitUnit: Database.Transaction<(ops: WriteOp[], checkpoint?: Checkpoint) => boolean>;
   private readonly resetUnit: Database.Transaction<(collections: string[], checkpointNames: string[]) => void>;
 
@@ -59,6 +65,7 @@ export class SqliteReadModelStore implements ReadModelStore {
 
   private constructor(private readonly db: Database.Database) {
     this.statements = prepareStatements(db);
+    this.indexLookup = new IndexLookup(db, DOCUMENTS);
 
     // The checkpoint guard and every op share one transaction: all of it commits, or none.
     this.commitUnit = db.transaction((ops: WriteOp[], checkpoint?: Checkpoint): boolean => {
@@ -78,8 +85,8 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   async find<T extends Document = Document>(collection: string, filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    const { ids, residual } = byPrimaryKey(filter);
-    let cursor = findWithMingo<T>(this.candidates(collection, ids), residual, {}, MINGO_OPTIONS);
+    const { candidates, residual } = this.candidates(collection, filter);
+    let cursor = findWithMingo<T>(candidates, residual, {}, MINGO_OPTIONS);
     if (options.sort) cursor = cursor.sort(options.sort);
     if (options.skip) cursor = cursor.skip(options.skip);
     if (options.limit) cursor = cursor.limit(options.limit);
@@ -109,35 +116,47 @@ export class SqliteReadModelStore implements ReadModelStore {
     this.resetUnit.immediate(collections, checkpointNames);
   }
 
-  /** Only unique indexes change anything: filters are evaluated by mingo over the collection's rows. */
+  /**
+   * A lookup index over the fields (their directions do not matter: lookups pin values, mingo
+   * sorts), and for `unique` also the index that enforces it. `_id` alone is the primary key.
+   */
   async ensureIndex(collection: string, keys: Sort, options: { unique?: boolean } = {}): Promise<void> {
-    const fields = Object.keys(keys);
-    const primaryKeyOnly = fields.length === 1 && fields[0] === '_id';
-    if (options.unique && !primaryKeyOnly) this.db.exec(uniqueIndexSql(DOCUMENTS, collection, keys));
+    const index = { collection, fields: Object.keys(keys) };
+    if (index.fields.length === 1 && index.fields[0] === '_id') return;
+    this.db.exec(lookupIndexSql(DOCUMENTS, index));
+    if (options.unique) this.db.exec(uniqueIndexSql(DOCUMENTS, index));
   }
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 
-  /** Parsed documents that may match: by primary key when the filter names `_id`s, else the whole collection. */
-  private *candidates(collection: string, ids: string[] | undefined): Generator<Document> {
-    if (ids) {
-      for (const id of ids) {
-        const json = this.statements.selectJson.get(collection, id);
-        if (json !== undefined) yield JSON.parse(json) as Document;
-      }
-      return;
+  /**
+   * The documents that may match `filter`, parsed as they are iterated, and what of the filter is
+   * left to test on them: by primary key when the filter names `_id`s (then nothing is left when
+   * it only names them: testing a long `$in` again would rehash it for every document), through
+   * the lookup index that pins most of the filter's equalities, else the whole collection.
+   */
+  private candidates(collection: string, filter: Filter): { candidates: Iterable<Document>; residual: Filter } {
+    const ids = idsNamedByFilter(filter);
+    if (ids) return { candidates: parsed(this.jsonOfIds(collection, ids)), residual: Object.keys(filter).length === 1 ? {} : filter };
+    const jsons = this.indexLookup.candidatesOf(collection, filter) ?? this.statements.selectCollection.all(collection);
+    return { candidates: parsed(jsons), residual: filter };
+  }
+
+  private *jsonOfIds(collection: string, ids: string[]): Generator<string> {
+    for (const id of ids) {
+      const json = this.statements.selectJson.get(collection, id);
+      if (json !== undefined) yield json;
     }
-    for (const json of this.statements.selectCollection.all(collection)) yield JSON.parse(json) as Document;
   }
 
   /** Documents matching `filter`, stopping after `limit`; the filter is compiled once per call. */
   private matching(collection: string, filter: Filter, limit = Infinity): Document[] {
-    const { ids, residual } = byPrimaryKey(filter);
+    const { candidates, residual } = this.candidates(collection, filter);
     const query = new Query<Document>(residual, MINGO_OPTIONS);
     const matches: Document[] = [];
-    for (const doc of this.candidates(collection, ids)) {
+    for (const doc of candidates) {
       if (matches.length >= limit) break;
       if (query.test(doc)) matches.push(doc);
     }
@@ -214,11 +233,6 @@ function prepareStatements(db: Database.Database) {
   };
 }
 
-/**
- * The `_id`s to read by primary key, and what of the filter is left to test on them: nothing when
- * the filter only pins `_id`s (testing a long `$in` again would rehash it for every document).
- */
-function byPrimaryKey(filter: Filter): { ids: string[] | undefined; residual: Filter } {
-  const ids = idsNamedByFilter(filter);
-  return { ids, residual: ids && Object.keys(filter).length === 1 ? {} : filter };
+function* parsed(jsons: Iterable<string>): Generator<Document> {
+  for (const json of jsons) yield JSON.parse(json) as Document;
 }

@@ -311,6 +311,92 @@ export function describeReadModelStoreContract(adapterName: string, open: () => 
       });
     });
 
+    // Adapters may read candidates through an index: equality must keep MongoDB's meaning there.
+    describe('find and count on indexed fields', () => {
+      const collection = uniqueName('indexedquery');
+      const fixture: Document[] = [
+        { _id: 'a', kind: 'bool', value: true, meta: { zone: 'eu' }, tags: ['x', 'y'] },
+        { _id: 'b', kind: 'bool', value: false, meta: { zone: 'us' }, tags: 'x' },
+        { _id: 'c', kind: 'num', value: 1, meta: [{ zone: 'eu' }, { zone: 'ap' }] },
+        { _id: 'd', kind: 'num', value: '1', meta: { zone: null } },
+        { _id: 'e', kind: 'num', value: 0 },
+        { _id: 'f', kind: 'null', value: null, meta: 'eu' },
+        { _id: 'g', kind: 'null' },
+        { _id: 'h', kind: 'object', value: { x: 1 }, tags: [] },
+        { _id: 'i', kind: 'array', value: [1, true, null, 'x'] },
+        { _id: 'j', kind: 'num', value: 2 ** 60 },
+        { _id: 'k', kind: 'num', value: 0.1 },
+      ];
+
+      beforeAll(async () => {
+        await store.ensureIndex(collection, { kind: 1, value: 1 });
+        await store.ensureIndex(collection, { value: 1 });
+        await store.ensureIndex(collection, { 'meta.zone': 1 });
+        await store.ensureIndex(collection, { tags: 1 });
+        await store.ensureIndex(collection, { 'tags.0': 1 });
+        await insertAll(collection, fixture);
+      });
+
+      it.each<[string, Filter, string[]]>([
+        ['true (not the number 1)', { value: true }, ['a', 'i']],
+        ['false (not the number 0)', { value: false }, ['b']],
+        ['the number 1 (not true, not the string "1")', { value: 1 }, ['c', 'i']],
+        ['the string "1" (not the number 1)', { value: '1' }, ['d']],
+        ['the number 0 (not false)', { value: 0 }, ['e']],
+        ['null (null, missing, or an array holding null)', { value: null }, ['f', 'g', 'i']],
+        ['$eq null', { value: { $eq: null } }, ['f', 'g', 'i']],
+        ['an array element', { value: 'x' }, ['i']],
+        ['an integer beyond 2^53', { value: 2 ** 60 }, ['j']],
+        ['a fraction', { value: 0.1 }, ['k']],
+        ['an object', { value: { x: 1 } }, ['h']],
+        ["a string spelling an object's JSON", { value: '{"x":1}' }, []],
+        ["a string spelling an array's JSON", { tags: '["x","y"]' }, []],
+        ['a scalar or an array element', { tags: 'x' }, ['a', 'b']],
+        ['a dotted path, also through an array of objects', { 'meta.zone': 'eu' }, ['a', 'c']],
+        ['null on a dotted path (null or missing on the way)', { 'meta.zone': null }, ['d', 'e', 'f', 'g', 'h', 'i', 'j', 'k']],
+        ['both fields of a compound index', { kind: 'num', value: 1 }, ['c']],
+        ['a compound index with null', { kind: 'null', value: null }, ['f', 'g']],
+        ['$eq on both fields', { kind: { $eq: 'bool' }, value: { $eq: false } }, ['b']],
+        ['equalities inside $and', { $and: [{ kind: 'num' }, { value: 0 }] }, ['e']],
+        ['the first field of a compound index and an operator', { kind: 'num', value: { $gt: 0 } }, ['c', 'j', 'k']],
+        ['an indexed field and an unindexed one', { kind: 'bool', tags: { $exists: false } }, []],
+        ['an array index position', { 'tags.0': 'x' }, ['a']],
+      ])('finds %s, and count and findOne agree', async (_name, filter, expected) => {
+        expect(await sortedIds(collection, filter)).toEqual(expected);
+        expect(await store.count(collection, filter)).toBe(expected.length);
+        const one = await store.findOne(collection, filter);
+        if (expected.length === 0) expect(one).toBeNull();
+        else expect(expected).toContain(one?._id);
+      });
+
+      it('sorts and pages what an index found', async () => {
+        expect(idsOf(await store.find(collection, { kind: 'num' }, { sort: { _id: -1 }, skip: 1, limit: 3 }))).toEqual(['j', 'e', 'd']);
+      });
+
+      it('writes through an index and finds documents by the values they change to', async () => {
+        const written = uniqueName('indexedwrites');
+        await store.ensureIndex(written, { org: 1, state: 1 });
+        await insertAll(written, [
+          { _id: 'a', org: 'o1', state: 'running' },
+          { _id: 'b', org: 'o1', state: 'paused' },
+          { _id: 'c', org: 'o2', state: 'running' },
+        ]);
+
+        await store.commit([
+          { op: 'updateMany', collection: written, filter: { org: 'o1', state: 'running' }, update: { $set: { state: 'paused' } } },
+          { op: 'updateOne', collection: written, filter: { org: 'o2' }, update: { $set: { org: ['o1', 'o2'] } } },
+          { op: 'updateOne', collection: written, filter: { org: 'o3', state: 'new' }, update: { $set: { n: 1 } }, upsert: true },
+        ]);
+
+        expect(await sortedIds(written, { org: 'o1', state: 'paused' })).toEqual(['a', 'b']);
+        expect(await store.count(written, { org: 'o1', state: 'running' })).toBe(1);
+        expect(await store.findOne(written, { org: 'o3', state: 'new' })).toMatchObject({ org: 'o3', state: 'new', n: 1 });
+
+        await store.commit([{ op: 'deleteMany', collection: written, filter: { org: 'o1' } }]);
+        expect(await store.find(written, {}, { sort: { _id: 1 } })).toEqual([expect.objectContaining({ org: 'o3' })]);
+      });
+    });
+
     describe('checkpoints', () => {
       it('getCheckpoint is null for an unknown name, then the committed position', async () => {
         const name = uniqueName('cp');
