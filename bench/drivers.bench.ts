@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@arbor/application';
 import { type HypervisorDriver, type MachineSpec, type SnapshotMachineSpec, chooseAccel } from '@arbor/hypervisor';
-import { GuestAgentClient, readQemuBaseImage, QmpClient, MachineCgroups } from '@arbor/hypervisor/primitives';
+import { GuestAgentClient, readQemuBaseImage, QmpClient, OciRuntime } from '@arbor/hypervisor/primitives';
 import { createQemuDriver, createSandboxDriver } from '../apps/vm-worker/src/open-driver';
 import { watchPauseWindows } from './pause-window';
 import { measureQemuPrimitives } from './qemu-primitives';
@@ -38,7 +38,7 @@ interface Row {
 
 /**
  * Create, exec, commit and branch through the driver interface, next to the same primitives
- * called directly (a bare nsenter, freezer cycle, QMP stop/cont, guest-exec …), so the driver's
+ * called directly (a bare runc exec, runc pause/resume, QMP stop/cont, guest-exec …), so the driver's
  * own overhead shows as a ratio. `rounds` creates, commits and branches (at least 5 for a p50
  * worth the name; under TCG each create or branch costs seconds); 10× as many execs (≥ 50).
  * Tails that are the slowest sample say max, not p99 (see `spread`). Runs on a temporary data
@@ -62,26 +62,23 @@ export async function benchDriver(kind: DriverKind, rounds: number): Promise<voi
         `${counts.creates} creates, ${counts.execs} execs, ${counts.commits} commits, ${counts.branches} branches`,
     );
     if (kind === 'sandbox') {
-      const initPid = (await driver.list()).find((machine) => machine.vm_id === source)?.pid;
-      if (!initPid) throw new Error(`sandbox machine ${source} has no init`);
       const stateDir = join(dataDir, 'machines', 'sandbox');
       const bare = await measureSandboxPrimitives(
-        { stateDir, cacheDir: config.cacheDir, vm_id: source, initPid, scratchDir: join(dataDir, 'bare') },
+        { stateDir, cacheDir: config.cacheDir, vm_id: source, scratchDir: join(dataDir, 'bare') },
         { ops: rounds, execs: counts.execs },
       );
       const overlay = { name: 'overlay mount', samples: bare.overlayMount };
-      const unshare = { name: 'unshare true', samples: bare.unshareTrue };
-      const nsenter = { name: 'nsenter true', samples: bare.nsenterTrue };
-      const freezer = { name: 'freezer FROZEN→THAWED', samples: bare.freezerCycle };
+      const exec = { name: 'runc exec true', samples: bare.runcExecTrue };
+      const freezer = { name: 'runc pause → resume', samples: bare.freezerCycle };
       const copy = { name: 'cp -a upper', samples: bare.copyUpper };
       printRows([
-        { what: 'create → first exec answered', driver: samples.createToExec, bare: [overlay, unshare, nsenter] },
-        { what: 'exec `true` round trip', driver: samples.exec, bare: [nsenter] },
+        { what: 'create → first exec answered', driver: samples.createToExec, bare: [overlay, exec] },
+        { what: 'exec `true` round trip', driver: samples.exec, bare: [exec] },
         { what: 'commit (whole call)', driver: samples.commit, bare: [freezer, copy] },
         { what: 'commit: source frozen', driver: samples.paused.frozen, bare: [freezer, copy] },
-        { what: 'branch (1 child) → child exec answered', driver: samples.branchToExec, bare: [freezer, copy, overlay, unshare, nsenter] },
+        { what: 'branch (1 child) → child exec answered', driver: samples.branchToExec, bare: [freezer, copy, overlay, exec] },
       ]);
-      printBare([overlay, unshare, nsenter, freezer, copy]);
+      printBare([overlay, exec, freezer, copy]);
     } else {
       // An idle TCG guest still takes CPU: the bare machines run alone.
       await destroyEverything(driver);
@@ -163,7 +160,7 @@ async function measureThroughDriver(driver: HypervisorDriver, kind: DriverKind, 
 /** The low-level calls each driver pauses and resumes its source with. */
 function pauseWatchers(kind: DriverKind): Record<string, ReturnType<typeof watchPauseWindows>> {
   if (kind === 'sandbox') {
-    return { frozen: watchPauseWindows(MachineCgroups.prototype, 'setFrozen', ([frozen]) => frozen === true, ([frozen]) => frozen === false) };
+    return { frozen: watchPauseWindows(OciRuntime.prototype, 'setPaused', ([, paused]) => paused === true, ([, paused]) => paused === false) };
   }
   return {
     stopped: watchPauseWindows(QmpClient.prototype, 'execute', ([command]) => command === 'stop', ([command]) => command === 'cont'),

@@ -2,15 +2,14 @@ import { execFile } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { baseRootfsPath, machineCgroups, MachineLayout } from '@arbor/hypervisor/primitives';
+import { baseRootfsPath, MachineLayout, OciRuntime } from '@arbor/hypervisor/primitives';
 import { timed } from './stats';
 
 const run = promisify(execFile);
 const HOST_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
 
 export interface SandboxPrimitiveSamples {
-  nsenterTrue: number[];
-  unshareTrue: number[];
+  runcExecTrue: number[];
   overlayMount: number[];
   freezerCycle: number[];
   copyUpper: number[];
@@ -20,9 +19,8 @@ export interface SandboxTarget {
   /** The driver's state directory (machines/sandbox under the data dir). */
   stateDir: string;
   cacheDir: string;
-  /** A running machine of the driver: its namespaces, cgroup and upper layer are the subjects. */
+  /** A running machine of the driver: its container and upper layer are the subjects. */
   vm_id: string;
-  initPid: number;
   /** Where copies and mounts go (the same file system as the driver's snapshots). */
   scratchDir: string;
 }
@@ -32,23 +30,21 @@ export interface SandboxTarget {
  * machines, with none of the driver's bookkeeping: the floor its operations stand on.
  */
 export async function measureSandboxPrimitives(target: SandboxTarget, counts: { ops: number; execs: number }): Promise<SandboxPrimitiveSamples> {
-  const samples: SandboxPrimitiveSamples = { nsenterTrue: [], unshareTrue: [], overlayMount: [], freezerCycle: [], copyUpper: [] };
-  const nsenter = ['--target', String(target.initPid), '-m', '-u', '-i', '-p', '-r', 'true'];
-  for (let i = 0; i < counts.execs; i++) samples.nsenterTrue.push((await timed(() => run('nsenter', nsenter, { env: HOST_ENV })))[1]);
+  const samples: SandboxPrimitiveSamples = { runcExecTrue: [], overlayMount: [], freezerCycle: [], copyUpper: [] };
+  const runtime = new OciRuntime(join(target.stateDir, '.runc'));
+  const exec = ['--root', runtime.root, 'exec', target.vm_id, 'true'];
+  for (let i = 0; i < counts.execs; i++) samples.runcExecTrue.push((await timed(() => run('runc', exec, { env: HOST_ENV })))[1]);
 
-  const unshare = ['--mount', '--pid', '--uts', '--ipc', '--fork', '--propagation', 'private', 'true'];
-  for (let i = 0; i < counts.ops; i++) samples.unshareTrue.push((await timed(() => run('unshare', unshare, { env: HOST_ENV })))[1]);
-
-  // The freezer file written and read back until reached (v1 freezer.state, v2 cgroup.freeze), with
-  // none of the driver's bookkeeping around it. Measured after the driver benchmark's pause watch.
-  const cgroups = machineCgroups(target.vm_id);
+  // The runtime's freezer: runc pause then resume, each waited out by runc. Measured after the
+  // driver benchmark's pause watch.
   for (let i = 0; i < counts.ops; i++) {
     samples.freezerCycle.push((await timed(async () => {
-      await cgroups.setFrozen(true);
-      await cgroups.setFrozen(false);
+      await runtime.setPaused(target.vm_id, true);
+      await runtime.setPaused(target.vm_id, false);
     }))[1]);
   }
 
+  await mkdir(target.scratchDir, { recursive: true });
   const upper = new MachineLayout(target.stateDir, target.vm_id).upper;
   for (let i = 0; i < counts.ops; i++) {
     const copy = join(target.scratchDir, `copy-${i}`);
@@ -72,5 +68,3 @@ export async function measureSandboxPrimitives(target: SandboxTarget, counts: { 
   }
   return samples;
 }
-
-/** One freezer transition, waited out the way the kernel reports it (FREEZING is transient). */

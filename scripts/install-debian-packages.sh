@@ -6,9 +6,10 @@ set -eu
 packages=""
 for purpose in "$@"; do
   case "$purpose" in
-    # sandbox driver: debootstrap builds its base root filesystem; btrfs-progs its machine disks;
-    # util-linux unshare/nsenter/losetup; openssh-client ssh-keygen for machine identities.
-    sandbox) packages="$packages debootstrap util-linux btrfs-progs openssh-client ca-certificates" ;;
+    # sandbox driver: runc runs its machines (OCI runtime); debootstrap builds its base root
+    # filesystem; btrfs-progs its machine disks; util-linux losetup/findmnt/flock; openssh-client
+    # ssh-keygen for machine identities.
+    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates" ;;
     # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
     # its guest image (root disk, initramfs).
     qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs" ;;

@@ -57,7 +57,7 @@ export class GuestFileReactor implements StreamReactor {
 
   private async read(op_id: string, intent: RecordedEvent): Promise<GuestFileCommand> {
     const { vm_id, path } = intent.data as FileReadRequested['data'];
-    const content = await this.driver.readFile(vm_id, path);
+    const content = await this.driver.readFile(vm_id, path, { max_bytes: MAX_FILE_CONTENT_BYTES });
     if (content.length > MAX_FILE_CONTENT_BYTES) {
       // Refused before any of it reaches the log: contents live there, and the cap bounds it.
       const reason = `${path} is ${content.length} bytes, over the limit of ${MAX_FILE_CONTENT_BYTES} bytes (8 MiB)`;

@@ -90,8 +90,12 @@ export interface HypervisorDriver {
    * rejects at once with MachineStateError.
    */
   exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult>;
-  /** A whole guest file. GuestFileError when missing or not a regular file. */
-  readFile(vm_id: string, path: string): Promise<Buffer>;
+  /**
+   * A whole guest file. GuestFileError when missing or not a regular file, and ('too_large') when
+   * it holds more than options.max_bytes: then at most max_bytes + 1 bytes were read, so a sparse
+   * 1 TiB file or an endless one costs no more than the cap.
+   */
+  readFile(vm_id: string, path: string, options?: ReadFileOptions): Promise<Buffer>;
   /** Creates or replaces a guest file. GuestFileError('parent_missing') without create_dirs. */
   writeFile(vm_id: string, path: string, content: Buffer, options?: WriteFileOptions): Promise<void>;
   /**
@@ -155,6 +159,11 @@ export interface CommitOptions {
   keep_paused?: boolean;
 }
 
+export interface ReadFileOptions {
+  /** The most bytes the caller takes; a larger file is refused with GuestFileError('too_large'). */
+  max_bytes?: number;
+}
+
 export interface WriteFileOptions {
   /** Permission bits (default 0o644). */
   mode?: number;
@@ -176,11 +185,16 @@ export class SnapshotNotFoundError extends Error {
 export class GuestFileError extends Error {
   constructor(
     readonly path: string,
-    readonly reason: 'not_found' | 'not_a_file' | 'parent_missing' | 'other',
+    readonly reason: 'not_found' | 'not_a_file' | 'parent_missing' | 'too_large' | 'other',
     message: string,
   ) {
     super(message);
     this.name = 'GuestFileError';
+  }
+
+  /** The file holds more than the reader's max_bytes (what was read stopped right past it). */
+  static tooLarge(path: string, maxBytes: number): GuestFileError {
+    return new GuestFileError(path, 'too_large', `${path} is larger than the limit of ${maxBytes} bytes`);
   }
 }
 

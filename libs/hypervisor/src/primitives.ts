@@ -12,6 +12,5 @@ export { QmpClient } from './qemu/qmp-client';
 export { killAndWait } from './host/kill-process';
 export { isAlive } from './host/process-identity';
 export { baseRootfsPath } from './sandbox/base-rootfs';
-export { machineCgroups } from './sandbox/cgroup-hierarchy';
-export { MachineCgroups } from './sandbox/machine-cgroups';
+export { OciRuntime } from './sandbox/oci-runtime';
 export { MachineLayout } from './sandbox/machine-layout';

@@ -9,6 +9,7 @@ import type {
   MachineInfo,
   MachineSpec,
   MachineState,
+  ReadFileOptions,
   SnapshotInfo,
   SnapshotMachineSpec,
   WriteFileOptions,
@@ -105,9 +106,10 @@ export class InMemoryDriver implements HypervisorDriver {
     return { exit_code: 0 };
   }
 
-  async readFile(vm_id: string, path: string): Promise<Buffer> {
+  async readFile(vm_id: string, path: string, options: ReadFileOptions = {}): Promise<Buffer> {
     const content = this.running(vm_id).files.get(path);
     if (!content) throw new GuestFileError(path, 'not_found', `${path}: no such file`);
+    if (options.max_bytes !== undefined && content.length > options.max_bytes) throw GuestFileError.tooLarge(path, options.max_bytes);
     return Buffer.from(content);
   }
 

@@ -15,20 +15,27 @@ function fileError(path: string, error: unknown): Error {
   return new GuestFileError(path, reason, `${path}: ${error.desc}`);
 }
 
-/** Reads a whole guest file through guest-file-open/read/close, a chunk at a time. */
-export async function readGuestFile(agent: GuestAgentClient, path: string): Promise<Buffer> {
+/**
+ * Reads a whole guest file through guest-file-open/read/close, a chunk at a time, never more than
+ * maxBytes + 1 bytes: a device or a sparse giant file is refused as too large once past the cap.
+ */
+export async function readGuestFile(agent: GuestAgentClient, path: string, maxBytes = Number.MAX_SAFE_INTEGER): Promise<Buffer> {
   const handle = await agent.request<number>('guest-file-open', { path, mode: 'r' }).catch((error) => {
     throw fileError(path, error);
   });
   try {
     const parts: Buffer[] = [];
+    let total = 0;
     for (;;) {
+      const count = Math.min(CHUNK, maxBytes + 1 - total);
       const read = await agent
-        .request<{ count: number; 'buf-b64'?: string; eof: boolean }>('guest-file-read', { handle, count: CHUNK })
+        .request<{ count: number; 'buf-b64'?: string; eof: boolean }>('guest-file-read', { handle, count })
         .catch((error) => {
           throw fileError(path, error);
         });
       if (read.count > 0) parts.push(Buffer.from(read['buf-b64'] ?? '', 'base64'));
+      total += read.count;
+      if (total > maxBytes) throw GuestFileError.tooLarge(path, maxBytes);
       if (read.eof || read.count === 0) return Buffer.concat(parts);
     }
   } finally {

@@ -4,6 +4,7 @@ import { applyGuestIdentity, setGuestClock } from './guest-identity';
 import type { QemuBaseImage } from './image/qemu-base-image';
 import type { MachineConnections } from './machine-connections';
 import { createOverlay } from './qcow2-chain';
+import { confinementArguments, handToQemu, nameInsideQemu } from './qemu-confinement';
 import { qemuArguments, type QemuAccel } from './qemu-command-line';
 import type { QemuMachineLayout, QemuMachineRecord } from './qemu-machine-layout';
 import { launchQemu } from './qemu-process';
@@ -29,13 +30,13 @@ export async function launchMachine(
     vcpus: machine.vcpu_count,
     memMib: machine.mem_size_mib,
     image,
-    disk: machine.disk,
+    disk: nameInsideQemu(layout.dir, machine.disk),
     qmpSocket: layout.qmpSocket,
     agentSocket: layout.agentSocket,
     serialLog: layout.serialLog,
     incoming,
   });
-  const qemu = await launchQemu(args, layout.qemuLog, layout.qmpSocket);
+  const qemu = await launchQemu([...args, ...confinementArguments(layout.dir)], layout.qemuLog, layout.qmpSocket, layout.dir);
   const record: QemuMachineRecord = { ...machine, process: qemu.identity };
   await layout.writeRecord(record);
   connections.launched(layout, qemu);
@@ -57,6 +58,7 @@ export async function bootMachine(
   const fs_size_mib = Math.max(spec.fs_size_mib, image.disk_size_mib);
   const disk = layout.layerPath(0);
   await createOverlay(disk, image.disk, fs_size_mib);
+  await handToQemu(disk);
   const record = await launchMachine(connections, layout, image, {
     vm_id: spec.vm_id,
     vcpu_count: spec.vcpu_count,

@@ -5,6 +5,7 @@ import type { QemuBaseImage } from './image/qemu-base-image';
 import type { LiveMachine } from './machine-connections';
 import { allowFastMigration, saveMemory } from './memory-migration';
 import { createOverlayOnFuture, flattenOnto } from './qcow2-chain';
+import { handToQemu, nameInsideQemu, sealLayer } from './qemu-confinement';
 import { DISK_DEVICE } from './qemu-command-line';
 import type { QemuMachineRecord } from './qemu-machine-layout';
 import type { QemuSnapshotRecord, QemuSnapshotStore } from './qemu-snapshot-store';
@@ -66,6 +67,8 @@ export async function captureMachine(
   } else {
     await linkOrCopy(frozenLayer, snapshotDisk);
   }
+  // Immutable from now on, and no longer QEMU's: it may still read it (its backing), never write it.
+  await sealLayer(frozenLayer);
   const info: SnapshotInfo = {
     snapshot_id,
     source_vm_id: record.vm_id,
@@ -107,6 +110,7 @@ async function checkpoint(
   // The new top names the snapshot's published layer as its backing file from the start (the
   // layer is linked there once captured), so no header ever points into a machine directory.
   await createOverlayOnFuture(onNewTop.disk, snapshotDisk, record.fs_size_mib);
+  await handToQemu(onNewTop.disk); // QEMU opens it, as its own user, at blockdev-snapshot-sync
   const undo = new UndoStack();
   const discardFiles = undo.push(async () => {
     await rm(snapshotDir, { recursive: true, force: true });
@@ -122,7 +126,12 @@ async function checkpoint(
       await qmp.execute('stop');
       continued = undo.push(() => qmp.execute('cont'));
     }
-    await qmp.execute('blockdev-snapshot-sync', { device: DISK_DEVICE, 'snapshot-file': onNewTop.disk, format: 'qcow2', mode: 'existing' });
+    await qmp.execute('blockdev-snapshot-sync', {
+      device: DISK_DEVICE,
+      'snapshot-file': nameInsideQemu(layout.dir, onNewTop.disk),
+      format: 'qcow2',
+      mode: 'existing',
+    });
     discardFiles();
     undo.push(async () => {
       await link(record.disk, snapshotDisk).catch(() => copyFile(record.disk, snapshotDisk));
@@ -130,7 +139,7 @@ async function checkpoint(
       await layout.writeRecord({ ...onNewTop, depth: record.depth + 1 });
     });
     await layout.writeRecord(onNewTop);
-    await saveMemory(qmp, snapshots.memoryPath(snapshot_id));
+    await saveMemory(qmp, snapshots.memoryPath(snapshot_id), layout.migrationSocket());
     // Migration leaves the disks inactive, and only `cont` re-activates them (QEMU 7.2): a
     // machine that stays paused is left so until resume.
     if (!staysPaused) {

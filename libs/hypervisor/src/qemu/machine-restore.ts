@@ -5,6 +5,7 @@ import { launchMachine } from './machine-boot';
 import type { MachineConnections } from './machine-connections';
 import { loadMemory } from './memory-migration';
 import { createOverlay } from './qcow2-chain';
+import { handToQemu } from './qemu-confinement';
 import type { QemuMachineLayout, QemuMachineRecord } from './qemu-machine-layout';
 import type { QemuSnapshotRecord, QemuSnapshotStore } from './qemu-snapshot-store';
 
@@ -25,6 +26,7 @@ export async function restoreMachine(
   const { info } = snapshot;
   const disk = layout.layerPath(0);
   await createOverlay(disk, snapshots.diskPath(info.snapshot_id));
+  await handToQemu(disk);
   const machine = {
     vm_id: spec.vm_id,
     vcpu_count: info.vcpu_count,
@@ -39,7 +41,7 @@ export async function restoreMachine(
   };
   const record = await launchMachine(connections, layout, image, machine, true);
   const qmp = await connections.qmp(layout);
-  await loadMemory(qmp, snapshots.memoryPath(info.snapshot_id), record.process);
+  await loadMemory(qmp, snapshots.memoryPath(info.snapshot_id), layout.migrationSocket(), record.process);
   await qmp.execute('cont');
   const agent = connections.agent(layout);
   if (snapshot.frozen) await agent.request('guest-fsfreeze-thaw');

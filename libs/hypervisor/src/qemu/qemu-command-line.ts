@@ -9,7 +9,7 @@ export interface QemuLaunchSpec {
   vcpus: number;
   memMib: number;
   image: QemuBaseImage;
-  /** Top qcow2 of the machine's disk chain. */
+  /** Top qcow2 of the machine's disk chain (relative to QEMU's working directory, or absolute). */
   disk: string;
   qmpSocket: string;
   agentSocket: string;

@@ -1,15 +1,17 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { HypervisorDriver, MachineSpec } from '../hypervisor-driver.port';
 import { descendantsOf, waitUntilGone } from '../testing/host-processes';
+import { describeEscapeContract } from '../testing/escape.contract';
 import { describeHypervisorDriverContract, machineSpec, snapshotMachineSpec } from '../testing/hypervisor-driver.contract';
 import { eventually, existing, stdoutOf } from '../testing/guest-probes';
 import { readQemuBaseImage } from './image/qemu-base-image';
 import { backingFileOf } from './qcow2-chain';
 import { kvmUnavailableReason } from './qemu-accel-probe';
 import { MAX_CHAIN_DEPTH } from './machine-capture';
+import { QEMU_USER } from './qemu-confinement';
 import { QemuDriver } from './qemu-driver';
 import { QemuMachineLayout } from './qemu-machine-layout';
 
@@ -22,10 +24,14 @@ import { QemuMachineLayout } from './qemu-machine-layout';
 const cacheDir = process.env.ARBOR_CACHE_DIR ?? '/var/cache/arbor';
 const scratchDirs: string[] = [];
 
+/**
+ * A driver on fresh directories. The state directory sits in a 0700 one, as in a data directory
+ * kept private: QEMU, once unprivileged and chrooted into its machine's directory, walks none of it.
+ */
 async function newDriver(dirs?: { stateDir: string; snapshotDir: string }) {
-  const stateDir = dirs?.stateDir ?? (await mkdtemp(join(tmpdir(), 'arbor-qemu-state-')));
+  const stateDir = dirs?.stateDir ?? join(await mkdtemp(join(tmpdir(), 'arbor-qemu-data-')), 'machines');
   const snapshotDir = dirs?.snapshotDir ?? (await mkdtemp(join(tmpdir(), 'arbor-qemu-snap-')));
-  scratchDirs.push(stateDir, snapshotDir);
+  scratchDirs.push(dirname(stateDir), snapshotDir);
   const driver = new QemuDriver({ stateDir, snapshotDir, cacheDir, log: (line) => process.stdout.write(`${line}\n`) });
   const probe = await driver.probe();
   if (!probe.ok) throw new Error(`QEMU driver unusable on this host (the suite must run here): ${probe.reason}`);
@@ -60,6 +66,12 @@ async function expectGuestShape(driver: HypervisorDriver, vmId: string, spec: Ma
   expect(memMib).toBeLessThanOrEqual(spec.mem_size_mib);
   expect(memMib).toBeGreaterThanOrEqual(spec.mem_size_mib * 0.75);
 }
+
+describeEscapeContract(
+  'qemu',
+  async () => (await newDriver()).driver,
+  { boundary: 'hardware' },
+);
 
 let contractStateDir: string;
 describeHypervisorDriverContract(
@@ -108,6 +120,22 @@ describe('QemuDriver (qemu only)', () => {
     expect(await fresh.probe()).toEqual({ ok: true, recommended: false, reason: expect.stringContaining(kvmRuledOut!) });
     // Nothing built, nothing booted.
     expect(await readdir(emptyCache)).toEqual([]);
+  });
+
+  it('runs QEMU as its own unprivileged user, chrooted in its machine directory, under its seccomp sandbox', async () => {
+    const pid = (await driver.list()).find((m) => m.vm_id === source.vm_id)!.pid!;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const ids = `${QEMU_USER.uid}\t${QEMU_USER.uid}\t${QEMU_USER.uid}\t${QEMU_USER.uid}`;
+    expect(status).toMatch(new RegExp(`^Uid:\\t${ids}$`, 'm'));
+    expect(status).toMatch(/^CapEff:\t0+$/m);
+    expect(status).toMatch(/^NoNewPrivs:\t1$/m);
+    expect(status).toMatch(/^Seccomp:\t2$/m);
+    // Its file system is its machine's directory and nothing else.
+    expect(readlinkSync(`/proc/${pid}/root`)).toBe(join(dirs.stateDir, source.vm_id));
+    for (const dir of [dirs.stateDir, join(dirs.stateDir, source.vm_id)]) {
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+      expect(statSync(dir).uid).toBe(QEMU_USER.uid);
+    }
   });
 
   it('runs QEMU as a direct child of this process and records it for re-attachment', async () => {
@@ -169,6 +197,17 @@ describe('QemuDriver (qemu only)', () => {
     const expected = chain.map((_, i) => `/root/generation-${i + 1}`);
     expect(await existing(driver, child.vm_id, expected)).toEqual(expected);
   }, 10 * 60_000);
+
+  it('keeps snapshots root-only and their layers sealed: QEMU never writes a layer once captured', async () => {
+    const id = `sealed-${source.vm_id}`;
+    await driver.commit(source.vm_id, id);
+    snapshots.push(id);
+    expect(statSync(dirs.snapshotDir).mode & 0o777).toBe(0o700);
+    expect(statSync(dirs.snapshotDir).uid).toBe(0);
+    const layer = statSync(join(dirs.snapshotDir, id, 'disk.qcow2'));
+    expect({ uid: layer.uid, mode: layer.mode & 0o777 }).toEqual({ uid: 0, mode: 0o444 });
+    expect(statSync(join(dirs.snapshotDir, id, 'memory.bin')).mode & 0o777).toBe(0o600);
+  }, 5 * 60_000);
 
   it('destroys a paused, committed machine completely, leaving its snapshots whole and usable', async () => {
     await driver.writeFile(source.vm_id, '/root/before-pause', Buffer.from('kept'));

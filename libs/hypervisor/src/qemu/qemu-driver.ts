@@ -14,6 +14,7 @@ import {
   type MachineInfo,
   type MachineSpec,
   type MachineState,
+  type ReadFileOptions,
   type SnapshotInfo,
   type SnapshotMachineSpec,
   type WriteFileOptions,
@@ -22,6 +23,7 @@ import { killAndWait } from '../host/kill-process';
 import { MachineDirectory } from '../host/machine-directory';
 import { MachineLocks } from '../host/machine-locks';
 import { missingTools } from '../host/missing-tools';
+import { ensurePrivateDirectory } from '../host/private-directory';
 import { isSafeId } from '../host/safe-id';
 import type { GuestAgentClient } from './guest-agent-client';
 import { runInGuestOrFail } from './guest-command';
@@ -34,6 +36,7 @@ import { MachineConnections, type LiveMachine } from './machine-connections';
 import { restoreMachine } from './machine-restore';
 import { AccelDecision } from './qemu-accel-probe';
 import { DISK_DEVICE, type QemuAccel } from './qemu-command-line';
+import { QEMU_USER } from './qemu-confinement';
 import { QemuMachineLayout, type QemuMachineRecord } from './qemu-machine-layout';
 import { QemuSnapshotStore } from './qemu-snapshot-store';
 import type { QmpClient } from './qmp-client';
@@ -124,8 +127,7 @@ export class QemuDriver implements HypervisorDriver {
     if (spec.image_name !== 'default') throw new Error(`qemu has no image "${spec.image_name}" (only "default")`);
     const image = await this.baseImage();
     const { accel } = await this.accel.get(image);
-    const layout = new QemuMachineLayout(this.options.stateDir, spec.vm_id);
-    await layout.claim();
+    const layout = await this.claimMachine(spec.vm_id);
     const record = await this.destroyedOnFailure(spec.vm_id, () => bootMachine(this.connections, layout, image, spec, accel));
     this.log(`qemu: machine ${spec.vm_id} running (pid ${record.process.pid}, ${accel})`);
     return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid };
@@ -135,8 +137,7 @@ export class QemuDriver implements HypervisorDriver {
     const snapshot = await this.snapshots.read(snapshot_id);
     if (!snapshot) throw new SnapshotNotFoundError(snapshot_id);
     const image = await this.baseImage();
-    const layout = new QemuMachineLayout(this.options.stateDir, spec.vm_id);
-    await layout.claim();
+    const layout = await this.claimMachine(spec.vm_id);
     const record = await this.destroyedOnFailure(spec.vm_id, () =>
       restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec),
     );
@@ -206,9 +207,9 @@ export class QemuDriver implements HypervisorDriver {
     return execInGuest(agent, spec, onChunk);
   }
 
-  async readFile(vm_id: string, path: string): Promise<Buffer> {
+  async readFile(vm_id: string, path: string, options: ReadFileOptions = {}): Promise<Buffer> {
     const { agent } = await this.requireRunning(vm_id);
-    return readGuestFile(agent, path);
+    return readGuestFile(agent, path, options.max_bytes);
   }
 
   async writeFile(vm_id: string, path: string, content: Buffer, options?: WriteFileOptions): Promise<void> {
@@ -219,6 +220,8 @@ export class QemuDriver implements HypervisorDriver {
   /** Memory + disk at one instant (machine-capture.ts), under the machine's lock. */
   async commit(vm_id: string, snapshot_id: string, options: CommitOptions = {}): Promise<SnapshotInfo> {
     if (!isSafeId(snapshot_id)) throw new Error(`invalid snapshot id ${JSON.stringify(snapshot_id)}`);
+    // Root's alone: QEMU streams memory through a socket and never opens snapshots by path.
+    await ensurePrivateDirectory(this.options.snapshotDir);
     return this.locks.run(vm_id, async () => captureMachine(this.capture, await this.connections.requireLive(vm_id), snapshot_id, options));
   }
 
@@ -259,6 +262,18 @@ export class QemuDriver implements HypervisorDriver {
       if (record) machineDisks.set(vm_id, record.disk);
     }
     await this.snapshots.delete(snapshot_id, machineDisks);
+  }
+
+  /**
+   * Creates the machine's directory (failing if it exists). It and the state directory are 0700
+   * and QEMU's user's: after -runas, QEMU opens new disk layers and the migration socket there.
+   */
+  private async claimMachine(vm_id: string): Promise<QemuMachineLayout> {
+    await ensurePrivateDirectory(this.options.stateDir, QEMU_USER);
+    const layout = new QemuMachineLayout(this.options.stateDir, vm_id);
+    await layout.claim();
+    await ensurePrivateDirectory(layout.dir, QEMU_USER);
+    return layout;
   }
 
   private baseImage(): Promise<QemuBaseImage> {

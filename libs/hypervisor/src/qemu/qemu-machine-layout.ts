@@ -3,6 +3,8 @@ import type { MachineIdentity } from '../hypervisor-driver.port';
 import { MachineDirectory } from '../host/machine-directory';
 import type { ProcessIdentity } from '../host/process-identity';
 import type { QemuAccel } from './qemu-command-line';
+import { nameInsideQemu } from './qemu-confinement';
+import type { QemuSocket } from './memory-migration';
 
 /** What the driver remembers about a machine, so a restarted worker finds and re-attaches it. */
 export interface QemuMachineRecord {
@@ -34,6 +36,7 @@ export interface QemuMachineRecord {
 export class QemuMachineLayout extends MachineDirectory<QemuMachineRecord> {
   readonly qmpSocket: string;
   readonly agentSocket: string;
+
   readonly serialLog: string;
   readonly qemuLog: string;
 
@@ -41,10 +44,17 @@ export class QemuMachineLayout extends MachineDirectory<QemuMachineRecord> {
     super(stateDir, vmId);
     this.qmpSocket = join(this.dir, 'qmp.sock');
     this.agentSocket = join(this.dir, 'agent.sock');
+
     this.serialLog = join(this.dir, 'serial.log');
     this.qemuLog = join(this.dir, 'qemu.log');
     // sockaddr_un holds 108 bytes: say so rather than let QEMU fail obscurely.
     if (Buffer.byteLength(this.agentSocket) > 107) throw new Error(`state directory too deep for unix sockets: ${this.agentSocket}`);
+  }
+
+  /** Where memory snapshots stream through (QEMU may not run `cat`: -sandbox spawn=deny). */
+  migrationSocket(): QemuSocket {
+    const host = join(this.dir, 'migrate.sock');
+    return { host, inside: nameInsideQemu(this.dir, host) };
   }
 
   layerPath(layer: number): string {

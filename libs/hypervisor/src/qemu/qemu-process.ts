@@ -13,14 +13,15 @@ export interface QemuProcess {
 /**
  * Starts QEMU as a direct child (no -daemonize: this host's PID 1 reaps orphans late, and Node
  * reaps its own children at once). It gets its own session, so a terminal's Ctrl-C aimed at the
- * worker leaves machines running for the next worker to re-attach. Resolves once the QMP socket
- * exists; fails with QEMU's own message when it exits first.
+ * worker leaves machines running for the next worker to re-attach. Relative paths in `args` are
+ * taken from `cwd`. Resolves once the QMP socket exists; fails with QEMU's own message when it
+ * exits first.
  */
-export async function launchQemu(args: string[], logFile: string, qmpSocket: string): Promise<QemuProcess> {
+export async function launchQemu(args: string[], logFile: string, qmpSocket: string, cwd?: string): Promise<QemuProcess> {
   const log = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn('qemu-system-x86_64', args, { stdio: ['ignore', log, log], detached: true });
+    child = spawn('qemu-system-x86_64', args, { stdio: ['ignore', log, log], detached: true, cwd });
   } finally {
     closeSync(log);
   }

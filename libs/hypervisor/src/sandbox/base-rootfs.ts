@@ -3,26 +3,50 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withHostLock } from '../host/host-lock';
 import { unmountAllUnder } from '../host/host-mounts';
-import { runStreamingLines } from '../host/run-command';
+import { runCommand, runStreamingLines } from '../host/run-command';
+import { GUEST_IDS, shiftIntoGuestRange } from './guest-ids';
 
 const SUITE = 'bookworm';
 const MIRROR = 'http://deb.debian.org/debian';
 const ROOTFS_NAME = `rootfs-${SUITE}-minbase`;
+/** The same tree owned by the machines' id range (see guest-ids.ts). */
+const SHIFTED_NAME = `${ROOTFS_NAME}-ids-${GUEST_IDS.hostFirst}`;
 
-/** Where the shared base root filesystem lives; every machine's overlay uses it as its lower layer. */
+/**
+ * Where the shared base root filesystem lives, owned by the machines' id range; every machine's
+ * overlay uses it as its lowest layer.
+ */
 export function baseRootfsPath(cacheDir: string): string {
-  return join(cacheDir, 'sandbox', ROOTFS_NAME);
+  return join(cacheDir, 'sandbox', SHIFTED_NAME);
 }
 
 /**
- * Builds the base root filesystem once per host with debootstrap (minbase). The build happens in a
- * scratch directory that is renamed into place when complete, under a host-wide lock, so a reader
- * never sees half a root filesystem and two processes never build at once.
+ * Builds the base root filesystem once per host: debootstrap (minbase), then a copy shifted into
+ * the machines' id range (guest root owns what host root owned). Each build happens in a scratch
+ * directory that is renamed into place when complete, under a host-wide lock, so a reader never
+ * sees half a root filesystem and two processes never build at once.
  */
 export async function ensureBaseRootfs(cacheDir: string, log: (line: string) => void): Promise<string> {
   const target = baseRootfsPath(cacheDir);
   if (existsSync(target)) return target;
+  const plain = await ensureDebootstrapped(cacheDir, log);
+  await withHostLock(`${target}.lock`, async () => {
+    if (existsSync(target)) return;
+    const scratch = `${target}.partial`;
+    await rm(scratch, { recursive: true, force: true });
+    log(`sandbox: shifting the base root filesystem into the machines' id range (host ids from ${GUEST_IDS.hostFirst})`);
+    await runCommand('cp', ['-a', plain, scratch]);
+    await shiftIntoGuestRange(scratch);
+    await rename(scratch, target);
+  });
+  return target;
+}
+
+/** The debootstrap output as it comes, owned by host ids: only the source of the shifted copy. */
+async function ensureDebootstrapped(cacheDir: string, log: (line: string) => void): Promise<string> {
   const sandboxCache = join(cacheDir, 'sandbox');
+  const target = join(sandboxCache, ROOTFS_NAME);
+  if (existsSync(target)) return target;
   await mkdir(sandboxCache, { recursive: true });
   await withHostLock(join(sandboxCache, `${ROOTFS_NAME}.lock`), async () => {
     if (existsSync(target)) return; // another process built it while we waited

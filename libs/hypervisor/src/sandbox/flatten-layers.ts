@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { unmountAllUnder } from '../host/host-mounts';
 import { runCommand } from '../host/run-command';
-import { overlayOptions } from './overlay-root';
+import { HOST_SIDE_OPTIONS, overlayOptions } from './overlay-root';
 
 /**
  * Copies the merged view of `lowers` (top first) into `target`, a single self-contained layer.
@@ -10,7 +10,7 @@ import { overlayOptions } from './overlay-root';
  */
 export async function flattenLayers(lowers: string[], view: string, target: string): Promise<void> {
   await mkdir(view, { recursive: true });
-  await runCommand('mount', ['-t', 'overlay', 'overlay', '-o', `ro,${overlayOptions(lowers)}`, view]);
+  await runCommand('mount', ['-t', 'overlay', 'overlay', '-o', `ro,${HOST_SIDE_OPTIONS},${overlayOptions(lowers)}`, view]);
   try {
     await runCommand('cp', ['-a', `${view}/.`, target]);
   } finally {

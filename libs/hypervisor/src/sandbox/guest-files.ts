@@ -1,12 +1,13 @@
 import { GuestFileError, type ExecChunk } from '../hypervisor-driver.port';
-import { execInNamespaces, type NamespaceExecTarget } from './namespace-exec';
+import { execInContainer, type ContainerExecTarget } from './container-exec';
 
 /** Exit codes the scripts below use to say why they refused. */
 const NOT_FOUND = 66;
 const NOT_A_FILE = 67;
 const PARENT_MISSING = 68;
 
-const READ_SCRIPT = `[ -e "$1" ] || exit ${NOT_FOUND}; [ -f "$1" ] || exit ${NOT_A_FILE}; exec cat -- "$1"`;
+/** Reads at most $2 bytes: a sparse 1 TiB file costs no more than the cap to refuse. */
+const READ_SCRIPT = `[ -e "$1" ] || exit ${NOT_FOUND}; [ -f "$1" ] || exit ${NOT_A_FILE}; exec head -c "$2" -- "$1"`;
 
 /** Mode set before the content goes in, so a secret is never readable under a looser mode. */
 const WRITE_SCRIPT = [
@@ -20,17 +21,18 @@ const WRITE_SCRIPT = [
  * Guest file access runs inside the machine (its namespaces and root), never through host paths:
  * a guest's symlink then resolves inside the guest, as it would for any process there.
  */
-export async function readGuestFile(target: NamespaceExecTarget, path: string): Promise<Buffer> {
+export async function readGuestFile(target: ContainerExecTarget, path: string, maxBytes = Number.MAX_SAFE_INTEGER): Promise<Buffer> {
   requireAbsolute(path);
-  const { exitCode, stdout, stderr } = await run(target, ['sh', '-c', READ_SCRIPT, 'sh', path]);
+  const { exitCode, stdout, stderr } = await run(target, ['sh', '-c', READ_SCRIPT, 'sh', path, String(maxBytes + 1)]);
   if (exitCode === NOT_FOUND) throw new GuestFileError(path, 'not_found', `${path}: no such file in the machine`);
   if (exitCode === NOT_A_FILE) throw new GuestFileError(path, 'not_a_file', `${path} is not a regular file`);
   if (exitCode !== 0) throw new GuestFileError(path, 'other', `reading ${path} failed (${exitCode}): ${stderr}`);
+  if (stdout.length > maxBytes) throw GuestFileError.tooLarge(path, maxBytes);
   return stdout;
 }
 
 export async function writeGuestFile(
-  target: NamespaceExecTarget,
+  target: ContainerExecTarget,
   path: string,
   content: Buffer,
   options: { mode: number; createDirs: boolean },
@@ -49,9 +51,9 @@ function requireAbsolute(path: string): void {
   if (!path.startsWith('/')) throw new GuestFileError(path, 'other', `guest path ${path} must be absolute`);
 }
 
-async function run(target: NamespaceExecTarget, argv: string[], stdin?: Buffer) {
+async function run(target: ContainerExecTarget, argv: string[], stdin?: Buffer) {
   const chunks: ExecChunk[] = [];
-  const { exit_code } = await execInNamespaces(target, { argv, stdin }, (chunk) => chunks.push(chunk));
+  const { exit_code } = await execInContainer(target, { argv, stdin }, (chunk) => chunks.push(chunk));
   const joined = (stream: ExecChunk['stream']) => Buffer.concat(chunks.filter((c) => c.stream === stream).map((c) => c.data));
   return { exitCode: exit_code, stdout: joined('stdout'), stderr: joined('stderr').toString().trim() };
 }

@@ -1,6 +1,7 @@
-import { mkdir, truncate, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, truncate, writeFile } from 'node:fs/promises';
 import { runCommand } from '../host/run-command';
 import { sleep } from '../host/sleep';
+import { HOST_SIDE_OPTIONS } from './overlay-root';
 
 const MIB = 1024 * 1024;
 /** Below this, btrfs needs mixed data/metadata block groups (separate ones need ~114 MiB). */
@@ -17,12 +18,15 @@ const MIXED_MODE_BELOW_MIB = 256;
  * mount of the filesystem, which the machine's own mount namespace also holds until its init dies.
  */
 export async function createMachineDisk(image: string, mountPoint: string, sizeMib: number): Promise<void> {
-  await writeFile(image, '');
+  await writeFile(image, '', { mode: 0o600 });
   await truncate(image, sizeMib * MIB);
   const mixed = sizeMib < MIXED_MODE_BELOW_MIB ? ['--mixed'] : [];
   await runCommand('mkfs.btrfs', ['-q', ...mixed, image]);
   await mkdir(mountPoint, { recursive: true });
-  await runCommand('mount', ['-o', 'loop', image, mountPoint]);
+  // The host never runs, opens devices or honours setuid bits from a guest's disk.
+  await runCommand('mount', ['-o', `loop,${HOST_SIDE_OPTIONS}`, image, mountPoint]);
+  await chmod(mountPoint, 0o700); // the file system's root: host root's alone, as the rest of the machine directory
+
 }
 
 /** Grows the mounted disk in place: a bigger file, the loop device told so, then btrfs told so. */

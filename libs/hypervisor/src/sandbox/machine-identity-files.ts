@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { MachineSpec } from '../hypervisor-driver.port';
 import { formatEnvironmentFile } from '../guest-environment';
 import { runCommand } from '../host/run-command';
+import { shiftIntoGuestRange } from './guest-ids';
 
 /** The machine's hostname, as its spec names it. */
 export function hostnameOf(spec: MachineSpec): string {
@@ -52,4 +53,6 @@ export async function writeIdentityLayer(layerDir: string, spec: MachineSpec): P
     '-q', '-t', 'ed25519', '-N', '', '-C', `root@${hostnameOf(spec)}`,
     '-f', join(layerDir, 'etc/ssh/ssh_host_ed25519_key'),
   ]);
+  // Written by host root, owned by guest root (and the modes above kept).
+  await shiftIntoGuestRange(layerDir);
 }

@@ -12,7 +12,7 @@ export interface MachineRecord {
   source_snapshot_id: string | null;
   /** The read-only layers under the machine's own identity layer and upper dir. */
   chain: LayerChain;
-  /** Absent while the machine is being set up (it already holds its snapshot layers then). */
+  /** The container's init, absent while the machine is being set up (it already holds its snapshot layers then). */
   init?: ProcessIdentity;
 }
 
@@ -22,7 +22,17 @@ export function isSafeSnapshotId(snapshotId: string): boolean {
 }
 
 /**
- * Paths of one machine under `<stateDir>/<vm_id>/`. The machine's writable layer (upper + work)
+ * Where machines' roots are mounted: the runtime mounts a machine's root from inside the machine's
+ * user namespace, as guest root, an unprivileged host id that must be able to walk every directory
+ * on the way to it. The state directory sits in the data directory, which an operator may well keep
+ * 0700; this path's parents are the host's /run and a directory the driver keeps 0711 (walk, not
+ * list). VM ids are unique on a host (they name its cgroups too), so one directory serves every
+ * driver instance. Being in /run, it goes with a reboot, as the machines' processes do.
+ */
+export const MACHINE_ROOTS_DIR = '/run/arbor/sandbox-roots';
+
+/**
+ * Paths of one machine under `<stateDir>/<vm_id>/` (its root's mount point under MACHINE_ROOTS_DIR). The machine's writable layer (upper + work)
  * lives on its own loop-mounted disk image, so the disk has a real size that `df` shows and that
  * can grow; the identity layer is a small read-only layer written before boot.
  */
@@ -34,6 +44,8 @@ export class MachineLayout extends MachineDirectory<MachineRecord> {
   readonly identity: string;
   readonly merged: string;
   readonly initLog: string;
+  /** The machine's OCI config: the machine directory is its runtime bundle. */
+  readonly config: string;
 
   constructor(stateDir: string, vmId: string) {
     super(stateDir, vmId);
@@ -42,7 +54,8 @@ export class MachineLayout extends MachineDirectory<MachineRecord> {
     this.upper = join(this.disk, 'upper');
     this.work = join(this.disk, 'work');
     this.identity = join(this.dir, 'identity');
-    this.merged = join(this.dir, 'merged');
+    this.merged = join(MACHINE_ROOTS_DIR, vmId);
     this.initLog = join(this.dir, 'init.log');
+    this.config = join(this.dir, 'config.json');
   }
 }

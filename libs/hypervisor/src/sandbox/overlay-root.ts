@@ -1,12 +1,22 @@
-import { mkdir } from 'node:fs/promises';
+import { chmod, lchown, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { MachineLayout } from './machine-layout';
 import { runCommand } from '../host/run-command';
+import { GUEST_IDS } from './guest-ids';
 
 /**
  * Keeps every layer a plain directory tree (whiteouts and opaque dirs only), so an upper dir can be
  * copied with `cp -a` and reused as a lower layer: no redirects, metacopy-only files or index.
  */
 const PLAIN_LAYERS = 'redirect_dir=off,metacopy=off,index=off';
+/**
+ * Every host-side mount of guest data: nothing on it acts as a device or setuid program on the
+ * host, and nothing on it runs there. The machine's root itself cannot be noexec (the machine runs
+ * its programs from it, and the flag would carry into its mount namespace): it is nosuid and nodev
+ * only, and no_new_privs makes setuid bits inert inside the machine anyway.
+ */
+export const HOST_SIDE_OPTIONS = 'nosuid,nodev,noexec';
+const ROOT_OPTIONS = 'nosuid,nodev';
 /** mount(2) takes the option string in one page; longer lowerdir lists fail with a vague error. */
 const MAX_OPTIONS_LENGTH = 4095;
 
@@ -30,7 +40,12 @@ export function overlayOptions(lowers: string[], writable?: { upper: string; wor
  * never see each other's files and snapshots never change.
  */
 export async function mountOverlayRoot(lowers: string[], layout: MachineLayout): Promise<void> {
-  for (const dir of [layout.upper, layout.work, layout.merged]) await mkdir(dir, { recursive: true });
+  for (const dir of [layout.upper, layout.work]) await mkdir(dir, { recursive: true });
+  await mkdir(dirname(layout.merged), { recursive: true, mode: 0o711 });
+  await chmod(dirname(layout.merged), 0o711);
+  await mkdir(layout.merged, { recursive: true });
+  // The upper dir's own owner and mode become the machine's `/`: guest root's, as in the base.
+  await lchown(layout.upper, GUEST_IDS.hostFirst, GUEST_IDS.hostFirst);
   const options = overlayOptions(lowers, { upper: layout.upper, work: layout.work });
-  await runCommand('mount', ['-t', 'overlay', 'overlay', '-o', options, layout.merged]);
+  await runCommand('mount', ['-t', 'overlay', 'overlay', '-o', `${ROOT_OPTIONS},${options}`, layout.merged]);
 }

@@ -1,17 +1,21 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { HypervisorDriver, MachineInfo, MachineSpec } from '../hypervisor-driver.port';
 import { waitUntilGone } from '../testing/host-processes';
+import { describeEscapeContract } from '../testing/escape.contract';
 import {
   describeHypervisorDriverContract,
   execCollect,
   machineSpec,
   snapshotMachineSpec,
 } from '../testing/hypervisor-driver.contract';
-import { machineCgroups } from './cgroup-hierarchy';
 import { baseRootfsPath } from './base-rootfs';
+import { isUnified } from './cgroup-probe';
+import { GUEST_IDS } from './guest-ids';
+import { machineCgroupDirs, machineCgroupPids } from './machine-cgroup-dirs';
+import { MACHINE_ROOTS_DIR } from './machine-layout';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
 
 /**
@@ -34,9 +38,13 @@ afterAll(async () => {
   for (const dir of stateDirs) await rm(dir, { recursive: true, force: true });
 });
 
-/** A driver on fresh state and snapshot directories (the base root filesystem is shared). */
+/**
+ * A driver on fresh state and snapshot directories (the base root filesystem is shared). The state
+ * directory sits in a 0700 one, as in a data directory kept private: the runtime, mounting a
+ * machine's root as guest root, walks none of it.
+ */
 async function newDriver(log?: (line: string) => void): Promise<{ driver: SandboxDriver; stateDir: string; snapshotDir: string }> {
-  const stateDir = await newStateDir();
+  const stateDir = join(await newStateDir(), 'machines');
   const snapshotDir = await newStateDir();
   return { driver: new SandboxDriver({ stateDir, snapshotDir, cacheDir, log }), stateDir, snapshotDir };
 }
@@ -67,13 +75,15 @@ function overlayLowerDirs(merged: string): string[] {
 /** What a machine holds on the host; the check asserts that none of it is left (after destroy). */
 async function footprint(stateDir: string, vmId: string): Promise<() => Promise<void>> {
   // The machine's cgroups, in whichever hierarchy (v1 or v2) this host runs.
-  const cgroups = machineCgroups(vmId);
-  const cgroupDirs = cgroups.procsFiles().map((file) => dirname(file));
-  // Its unshare, init and everything started in it.
-  const members = await cgroups.memberPids();
+  const cgroupDirs = machineCgroupDirs(vmId);
+  // Its init and everything started in it.
+  const members = await machineCgroupPids(vmId);
   expect(members.length).toBeGreaterThan(0);
   const machineDir = join(stateDir, vmId);
+  const root = join(MACHINE_ROOTS_DIR, vmId);
   return async () => {
+    expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(root);
+    expect(existsSync(root)).toBe(false);
     expect(await waitUntilGone(members)).toEqual([]);
     expect(loopDevicesUnder(machineDir)).toEqual([]);
     expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(machineDir);
@@ -108,6 +118,17 @@ describeAsRoot('SandboxDriver', () => {
     { footprint: (vmId) => footprint(contractStateDir, vmId), expectShape: expectLimitsBite },
   );
 
+  let escapeStateDir: string;
+  describeEscapeContract(
+    'sandbox',
+    async () => {
+      const { driver, stateDir } = await newDriver();
+      escapeStateDir = stateDir;
+      return driver;
+    },
+    { boundary: 'shared-kernel', hostPathOf: (vmId, guestPath) => join(escapeStateDir, vmId, 'disk/upper', guestPath) },
+  );
+
   describe('on this host', () => {
     let stateDir: string;
     let snapshotDir: string;
@@ -125,9 +146,9 @@ describeAsRoot('SandboxDriver', () => {
       for (const machine of (await driver?.list()) ?? []) await driver.destroy(machine.vm_id);
     });
 
-    it('runs the machine in its own mount, PID, UTS and IPC namespaces, with the init as PID 1', async () => {
+    it('runs the machine in its own user, mount, PID, UTS, IPC and cgroup namespaces, with the init as PID 1', async () => {
       expect(info.pid).toBeGreaterThan(1);
-      for (const ns of ['mnt', 'pid', 'uts', 'ipc']) {
+      for (const ns of ['user', 'mnt', 'pid', 'uts', 'ipc', 'cgroup']) {
         expect(readlinkSync(`/proc/${info.pid}/ns/${ns}`)).not.toBe(readlinkSync(`/proc/self/ns/${ns}`));
       }
       const hostView = readFileSync(`/proc/${info.pid}/stat`, 'utf8');
@@ -139,10 +160,59 @@ describeAsRoot('SandboxDriver', () => {
       );
     });
 
+    it('maps guest root onto the unprivileged host id range, with the confinement of a container', async () => {
+      const mapping = `0 ${GUEST_IDS.hostFirst} ${GUEST_IDS.count}`;
+      expect(readFileSync(`/proc/${info.pid}/uid_map`, 'utf8').trim().split(/\s+/).join(' ')).toBe(mapping);
+      expect(readFileSync(`/proc/${info.pid}/gid_map`, 'utf8').trim().split(/\s+/).join(' ')).toBe(mapping);
+      const hostUids = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${info.pid}/status`, 'utf8'))?.[1];
+      expect(Number(hostUids)).toBe(GUEST_IDS.hostFirst);
+      // An exec'd process has the init's confinement: seccomp filter mode, no_new_privs, fewer capabilities.
+      const status = (await execCollect(driver, spec.vm_id, { argv: ['cat', '/proc/self/status'] })).stdout.toString();
+      expect(status).toMatch(/^Uid:\s+0\s+0\s+0\s+0$/m);
+      expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+      expect(status).toMatch(/^Seccomp:\s+2$/m);
+      const effective = BigInt(`0x${/^CapEff:\s+([0-9a-f]+)$/m.exec(status)![1]}`);
+      const CAP_MKNOD = 27n;
+      const CAP_SYS_ADMIN = 21n;
+      expect((effective >> CAP_MKNOD) & 1n).toBe(0n);
+      expect((effective >> CAP_SYS_ADMIN) & 1n).toBe(0n);
+      // What the machine wrote is stored on the host under the guest range, not as host root.
+      await execCollect(driver, spec.vm_id, { argv: ['sh', '-c', 'echo x > /root/owned'] });
+      expect(statSync(join(stateDir, spec.vm_id, 'disk/upper/root/owned')).uid).toBe(GUEST_IDS.hostFirst);
+    });
+
+    it('keeps its state and snapshot directories private and mounts guest data nosuid, nodev (noexec where the host only reads)', async () => {
+      // Opened up by hand: the driver closes them again whenever it adds a machine or a snapshot.
+      chmodSync(stateDir, 0o755);
+      chmodSync(snapshotDir, 0o755);
+      const other = machineSpec();
+      await driver.create(other);
+      await driver.commit(other.vm_id, `private-${other.vm_id}`);
+      await driver.destroy(other.vm_id);
+      await driver.deleteSnapshot(`private-${other.vm_id}`);
+      for (const dir of [stateDir, snapshotDir, join(stateDir, spec.vm_id)]) expect(statSync(dir).mode & 0o777).toBe(0o700);
+      // The machines' roots sit where guest root may walk but not list.
+      expect(statSync(MACHINE_ROOTS_DIR).mode & 0o777).toBe(0o711);
+      expect(statSync(join(stateDir, spec.vm_id, 'disk.img')).mode & 0o777).toBe(0o600);
+      const optionsOf = (point: string) =>
+        readFileSync('/proc/self/mountinfo', 'utf8')
+          .split('\n')
+          .find((line) => line.split(' ')[4] === point)
+          ?.split(' ')[5]
+          .split(',');
+      expect(optionsOf(join(stateDir, spec.vm_id, 'disk'))).toEqual(expect.arrayContaining(['nosuid', 'nodev', 'noexec']));
+      expect(optionsOf(join(MACHINE_ROOTS_DIR, spec.vm_id))).toEqual(expect.arrayContaining(['nosuid', 'nodev']));
+    });
+
     it('limits the machine through its cgroups and puts exec’d processes in them', async () => {
-      const cgroups = (await execCollect(driver, spec.vm_id, { argv: ['cat', '/proc/self/cgroup'] })).stdout.toString();
+      // Inside its cgroup namespace an exec'd process sits at the root of each hierarchy: the
+      // machine's own group (a process anywhere else would show a path out of it, "/..").
+      const inMachine = (await execCollect(driver, spec.vm_id, { argv: ['cat', '/proc/self/cgroup'] })).stdout.toString();
+      expect(inMachine.trim().split('\n').every((line) => line.endsWith(':/'))).toBe(true);
+      // The host sees where that is.
+      const cgroups = readFileSync(`/proc/${info.pid}/cgroup`, 'utf8');
       const limit = 300 * 1024 * 1024;
-      if (machineCgroups(spec.vm_id).version === 2) {
+      if (isUnified()) {
         const file = (name: string) => readFileSync(`/sys/fs/cgroup/arbor/${spec.vm_id}/${name}`, 'utf8').trim();
         // Limits are written where the hierarchy offers the controllers (the driver logs the rest).
         const offered = file('cgroup.controllers').split(/\s+/);
@@ -206,9 +276,9 @@ describeAsRoot('SandboxDriver', () => {
       const doomed = machineSpec();
       const doomedInfo = await driver.create(doomed);
       await execCollect(driver, doomed.vm_id, { argv: ['sh', '-c', '(sleep 1000 &) </dev/null >/dev/null 2>&1; sleep 1000 </dev/null >/dev/null 2>&1 &'] });
-      const members = await machineCgroups(doomed.vm_id).memberPids();
+      const members = await machineCgroupPids(doomed.vm_id);
       expect(members).toContain(doomedInfo.pid);
-      expect(members.length).toBeGreaterThanOrEqual(4); // unshare, init, two sleeps
+      expect(members.length).toBeGreaterThanOrEqual(3); // init, two sleeps
       await driver.resizeDisk(doomed.vm_id, doomed.fs_size_mib + 256);
       expect(loopDevicesUnder(join(stateDir, doomed.vm_id))).toHaveLength(1);
       await driver.pause(doomed.vm_id); // destroy must also work on a frozen machine
@@ -250,7 +320,7 @@ describeAsRoot('SandboxDriver', () => {
         await driver.commit(vmId, `chain-${generation}`);
         await driver.destroy(vmId);
         vmId = (await driver.startFromSnapshot(`chain-${generation}`, snapshotMachineSpec())).vm_id;
-        lowers = overlayLowerDirs(join(stateDir, vmId, 'merged'));
+        lowers = overlayLowerDirs(join(MACHINE_ROOTS_DIR, vmId));
         // identity layer + snapshot layers (+ the base until the chain is flattened)
         expect(lowers.length).toBeLessThanOrEqual(MAX_SNAPSHOT_LAYERS + 2);
       }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   MachineNotFoundError,
@@ -15,6 +15,7 @@ import {
   type MachineInfo,
   type MachineSpec,
   type MachineState,
+  type ReadFileOptions,
   type SnapshotInfo,
   type SnapshotMachineSpec,
   type WriteFileOptions,
@@ -24,19 +25,22 @@ import { killAndWait } from '../host/kill-process';
 import { MachineDirectory } from '../host/machine-directory';
 import { MachineLocks } from '../host/machine-locks';
 import { missingTools } from '../host/missing-tools';
-import { isAlive, type ProcessIdentity } from '../host/process-identity';
+import { ensurePrivateDirectory } from '../host/private-directory';
+import { identify, isAlive, type ProcessIdentity } from '../host/process-identity';
 import { runCommand } from '../host/run-command';
 import { isSafeId } from '../host/safe-id';
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
-import { cgroupHierarchy, probeCgroups } from './cgroup-hierarchy';
+import { probeCgroups } from './cgroup-probe';
+import { containerConfig } from './container-config';
+import { execInContainer, type ContainerExecTarget } from './container-exec';
 import { flattenLayers } from './flatten-layers';
 import { readGuestFile, writeGuestFile } from './guest-files';
-import type { MachineCgroups } from './machine-cgroups';
+import { GUEST_IDS } from './guest-ids';
+import { isMachineFrozen, removeLeftoverCgroups } from './machine-cgroup-dirs';
 import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
 import { isSafeSnapshotId, MachineLayout, type MachineRecord } from './machine-layout';
-import { execInNamespaces, type NamespaceExecTarget } from './namespace-exec';
-import { launchNamespaceInit } from './namespace-launcher';
+import { OciRuntime } from './oci-runtime';
 import { mountOverlayRoot } from './overlay-root';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
 
@@ -58,12 +62,23 @@ export interface SandboxDriverOptions {
  */
 export const MAX_SNAPSHOT_LAYERS = 16;
 
-const HOST_TOOLS = ['unshare', 'nsenter', 'pivot_root', 'flock', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'ssh-keygen', 'cp'];
+const HOST_TOOLS = ['runc', 'flock', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'ssh-keygen', 'cp'];
 
 /**
- * Machines as Linux namespaces (mount, PID, UTS, IPC) over an overlayfs copy-on-write root, limited
- * and frozen through cgroups (v1 or v2, whichever the host runs). The network namespace is shared
- * with the host.
+ * The machine's PID 1: stays alive and reaps orphans (`wait` collects any child, including
+ * processes re-parented to PID 1).
+ */
+const INIT = ['/bin/sh', '-c', 'while :; do sleep 3600 & wait; done'];
+
+/**
+ * Machines as containers of the OCI runtime runc (oci-runtime.ts, container-config.ts): a user
+ * namespace whose root is an unprivileged host id (guest-ids.ts), their own PID, mount, IPC, UTS
+ * and cgroup namespaces, a reduced capability set, Docker's seccomp profile, no_new_privs, a device
+ * allow-list, masked and read-only kernel paths, and memory/cpu/pids limits and the freezer on
+ * cgroups the runtime manages (v1 or v2, whichever the host runs). Their root is an overlayfs
+ * copy-on-write root over the shared base. The network namespace is still the host's.
+ *
+ * This is container isolation, not a VM boundary: machines share the host's kernel.
  *
  * Snapshots hold the filesystem only (capabilities.memory_snapshots is false): a machine started
  * from a snapshot (a branch child among them) boots fresh processes on a copy of the files.
@@ -75,31 +90,43 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly stateDir: string;
   private readonly snapshots: SnapshotStore;
   private readonly locks = new MachineLocks();
-  /** The machine's cgroups in whichever hierarchy (v1 or v2) the host runs. */
-  private readonly cgroupsOf: (vm_id: string) => MachineCgroups;
+  private readonly runtime: OciRuntime;
 
   constructor(private readonly options: SandboxDriverOptions) {
     this.log = options.log ?? (() => undefined);
     // Absolute paths: they end up in mount options and in losetup's view of backing files.
     this.stateDir = resolve(options.stateDir);
     this.snapshots = new SnapshotStore(resolve(options.snapshotDir));
-    this.cgroupsOf = cgroupHierarchy({ log: this.log });
+    // Under the state directory: a restarted worker sees the containers the last one started.
+    this.runtime = new OciRuntime(join(this.stateDir, '.runc'));
   }
 
+  /** Fails closed: a limit or a confinement the machines need that this host cannot give is a "no". */
   async probe(): Promise<DriverProbe> {
-    if (process.getuid?.() !== 0) return { ok: false, reason: 'needs root (namespaces, mounts, cgroups)' };
+    if (process.getuid?.() !== 0) return { ok: false, reason: 'needs root (the OCI runtime, mounts, cgroups)' };
+    const missing = await missingTools(HOST_TOOLS);
+    if (missing.length > 0) {
+      return { ok: false, reason: `${missing.join(', ')} not installed (runc, util-linux, btrfs-progs, openssh-client, coreutils)` };
+    }
     const cgroups = await probeCgroups();
     if (!cgroups.ok) return { ok: false, reason: cgroups.reason };
     const filesystems = await readFile('/proc/filesystems', 'utf8');
     for (const fs of ['overlay', 'btrfs']) {
       if (!new RegExp(`\\t${fs}$`, 'm').test(filesystems)) return { ok: false, reason: `${fs} not available in this kernel` };
     }
-    const missing = await missingTools(HOST_TOOLS);
-    if (missing.length > 0) return { ok: false, reason: `${missing.join(', ')} not installed (util-linux, btrfs-progs, openssh-client, coreutils)` };
+    const userNamespaces = Number((await readFile('/proc/sys/user/max_user_namespaces', 'utf8').catch(() => '0')).trim());
+    if (!(userNamespaces > 0)) return { ok: false, reason: 'user namespaces are disabled (user.max_user_namespaces is 0)' };
+    if (!/^Seccomp:/m.test(await readFile('/proc/self/status', 'utf8'))) return { ok: false, reason: 'the kernel has no seccomp' };
     if (!existsSync(baseRootfsPath(this.options.cacheDir)) && (await missingTools(['debootstrap'])).length > 0) {
       return { ok: false, reason: 'no base root filesystem cached and debootstrap not installed' };
     }
-    return { ok: true, reason: `namespaces + overlayfs + btrfs loop disks + ${cgroups.reason}` };
+    const runc = (await runCommand('runc', ['--version'])).split('\n')[0];
+    return {
+      ok: true,
+      reason:
+        `${runc}: user namespaces (guest root = host uid ${GUEST_IDS.hostFirst}), seccomp, no_new_privs + ` +
+        `overlayfs + btrfs loop disks + ${cgroups.reason}`,
+    };
   }
 
   async prepare(): Promise<void> {
@@ -129,28 +156,41 @@ export class SandboxDriver implements HypervisorDriver {
 
   /** Claims the machine's directory (failing if the vm_id exists) and records what it sits on. */
   private async reserveMachine(record: MachineRecord): Promise<void> {
+    // 0700: no other local user gets in; what is inside is host root's alone (overlayfs reads the
+    // layers with the mounter's rights, and the machine's root is mounted outside: MACHINE_ROOTS_DIR).
+    await ensurePrivateDirectory(this.stateDir);
     const layout = new MachineLayout(this.stateDir, record.spec.vm_id);
     await layout.claim();
+    await ensurePrivateDirectory(layout.dir);
     await layout.writeRecord(record);
   }
 
-  /** Disk, identity layer, overlay root and init of a reserved machine; undone entirely on failure. */
+  /** Disk, identity layer, overlay root and container of a reserved machine; undone entirely on failure. */
   private async bootReserved(vm_id: string): Promise<MachineInfo> {
     const layout = new MachineLayout(this.stateDir, vm_id);
     const record = (await layout.readRecord())!;
     const { spec } = record;
-    const cgroups = this.cgroupsOf(vm_id);
     try {
-      await cgroups.create({ memMib: spec.mem_size_mib, vcpus: spec.vcpu_count });
+      // Checked per machine, not once: a limit that cannot be applied fails the create (closed).
+      const cgroups = await probeCgroups();
+      if (!cgroups.ok) throw new Error(`machine ${vm_id} cannot get its limits: ${cgroups.reason}`);
       await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
       await writeIdentityLayer(layout.identity, spec);
       await mountOverlayRoot([layout.identity, ...this.lowerDirs(record.chain)], layout);
-      const init = await launchNamespaceInit({
-        root: layout.merged,
+      const config = containerConfig({
+        vmId: vm_id,
         hostname: hostnameOf(spec),
-        cgroupProcsFiles: cgroups.procsFiles(),
-        logFile: layout.initLog,
+        rootfs: layout.merged,
+        memMib: spec.mem_size_mib,
+        vcpus: spec.vcpu_count,
+        limitSwap: cgroups.swapAccounted,
+        init: INIT,
       });
+      await writeFile(layout.config, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+      await this.runtime.run(vm_id, layout.dir, layout.initLog);
+      const state = await this.runtime.state(vm_id);
+      const init = state && state.pid > 0 ? await identify(state.pid) : null;
+      if (!init) throw new Error(`sandbox init of ${vm_id} vanished right after starting`);
       await layout.writeRecord({ ...record, init });
       this.log(`sandbox: machine ${vm_id} running (init pid ${init.pid})`);
       return { vm_id, state: 'running', pid: init.pid };
@@ -172,17 +212,17 @@ export class SandboxDriver implements HypervisorDriver {
 
   private async destroyLocked(vm_id: string): Promise<void> {
     const layout = new MachineLayout(this.stateDir, vm_id);
-    const cgroups = this.cgroupsOf(vm_id);
     const record = await layout.readRecord();
-    // Thaw first: a v1-frozen process cannot act on SIGKILL until it runs again.
-    if ((await cgroups.isFrozen()) !== null) await cgroups.setFrozen(false);
-    // PID 1 dying takes its whole PID namespace along.
+    // The runtime kills everything in the container (thawing it first) and removes its cgroups.
+    if (await this.runtime.state(vm_id)) await this.runtime.delete(vm_id);
+    // An init the runtime did not know (a crash before its state was written) goes the same way:
+    // PID 1 dying takes its whole PID namespace along; so do whatever cgroups are left.
     if (record?.init && !(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
-    // Anything else still in the machine's cgroups (e.g. an nsenter on its way in) goes too.
-    await cgroups.killAll();
+    await removeLeftoverCgroups(vm_id);
+    await unmountAllUnder(layout.merged);
+    await rm(layout.merged, { recursive: true, force: true });
     await unmountAllUnder(layout.dir);
     if (existsSync(layout.diskImage)) await releaseMachineDisk(layout.diskImage);
-    await cgroups.remove();
     await rm(layout.dir, { recursive: true, force: true });
     // The machine may have been the last thing holding a deleted snapshot's layer.
     if (record?.chain.snapshots.length) await this.snapshots.withLock(() => this.collectSnapshotGarbage());
@@ -192,15 +232,20 @@ export class SandboxDriver implements HypervisorDriver {
   async pause(vm_id: string): Promise<void> {
     await this.locks.run(vm_id, async () => {
       await this.requireLive(vm_id);
-      await this.cgroupsOf(vm_id).setFrozen(true);
+      await this.setFrozen(vm_id, true);
     });
   }
 
   async resume(vm_id: string): Promise<void> {
     await this.locks.run(vm_id, async () => {
       await this.requireLive(vm_id);
-      await this.cgroupsOf(vm_id).setFrozen(false);
+      await this.setFrozen(vm_id, false);
     });
+  }
+
+  /** Freezes or thaws through the runtime (the cgroup freezer); idempotent, as the port wants. */
+  private async setFrozen(vm_id: string, frozen: boolean): Promise<void> {
+    if ((await isMachineFrozen(vm_id)) === !frozen) await this.runtime.setPaused(vm_id, frozen);
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
@@ -209,7 +254,12 @@ export class SandboxDriver implements HypervisorDriver {
     if (!existsSync(layout.dir)) return null;
     const record = await layout.readRecord();
     if (!record?.init || !(await isAlive(record.init))) return 'dead';
-    return (await this.cgroupsOf(vm_id).isFrozen()) ? 'paused' : 'running';
+    // A machine an older driver started (bare namespaces, no container config) cannot be run by
+    // this one: dead, so the worker reports it and destroy clears it away.
+    if (!existsSync(layout.config)) return 'dead';
+    const frozen = await isMachineFrozen(vm_id);
+    if (frozen === null) return 'dead';
+    return frozen ? 'paused' : 'running';
   }
 
   async list(): Promise<MachineInfo[]> {
@@ -224,26 +274,26 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   async exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
-    const { init } = await this.requireRunning(vm_id);
+    const { layout } = await this.requireRunning(vm_id);
     // Like a login: defaults, then the machine's /etc/environment (read inside it), then spec.env.
-    return execInNamespaces(this.execTarget(vm_id, init), { ...spec, environmentFile: '/etc/environment' }, onChunk);
+    return execInContainer(this.execTarget(layout), { ...spec, environmentFile: '/etc/environment' }, onChunk);
   }
 
-  async readFile(vm_id: string, path: string): Promise<Buffer> {
-    const { init } = await this.requireRunning(vm_id);
-    return readGuestFile(this.execTarget(vm_id, init), path);
+  async readFile(vm_id: string, path: string, options: ReadFileOptions = {}): Promise<Buffer> {
+    const { layout } = await this.requireRunning(vm_id);
+    return readGuestFile(this.execTarget(layout), path, options.max_bytes);
   }
 
   async writeFile(vm_id: string, path: string, content: Buffer, options: WriteFileOptions = {}): Promise<void> {
-    const { init } = await this.requireRunning(vm_id);
-    await writeGuestFile(this.execTarget(vm_id, init), path, content, {
+    const { layout } = await this.requireRunning(vm_id);
+    await writeGuestFile(this.execTarget(layout), path, content, {
       mode: options.mode ?? 0o644,
       createDirs: options.create_dirs ?? false,
     });
   }
 
-  private execTarget(vm_id: string, init: ProcessIdentity): NamespaceExecTarget {
-    return { initPid: init.pid, cgroupProcsFiles: this.cgroupsOf(vm_id).procsFiles() };
+  private execTarget(layout: MachineLayout): ContainerExecTarget {
+    return { runtime: this.runtime, id: layout.vmId, scratchDir: layout.dir };
   }
 
   /**
@@ -258,6 +308,7 @@ export class SandboxDriver implements HypervisorDriver {
 
   private async commitLocked(vm_id: string, snapshot_id: string, options: CommitOptions): Promise<SnapshotInfo> {
     const { layout, record } = await this.requireLive(vm_id);
+    await ensurePrivateDirectory(this.snapshots.dir);
     return this.snapshots.withLock(async () => {
       if (await this.snapshots.read(snapshot_id)) throw new Error(`snapshot ${snapshot_id} already exists`);
       const scratch = this.snapshots.scratchDir(snapshot_id);
@@ -265,13 +316,12 @@ export class SandboxDriver implements HypervisorDriver {
       await mkdir(scratch);
       try {
         const captured = join(scratch, 'layer');
-        const cgroups = this.cgroupsOf(vm_id);
-        const wasRunning = !(await cgroups.isFrozen());
-        if (wasRunning) await cgroups.setFrozen(true);
+        const wasRunning = (await isMachineFrozen(vm_id)) === false;
+        if (wasRunning) await this.runtime.setPaused(vm_id, true);
         try {
           await runCommand('cp', ['-a', `${layout.upper}/.`, captured]);
         } finally {
-          if (wasRunning && !options.keep_paused) await cgroups.setFrozen(false);
+          if (wasRunning && !options.keep_paused) await this.runtime.setPaused(vm_id, false);
         }
         let chain: LayerChain = { snapshots: [snapshot_id, ...record.chain.snapshots], base: record.chain.base };
         if (chain.snapshots.length > MAX_SNAPSHOT_LAYERS) {
@@ -369,12 +419,15 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   /** The machine exists and its init runs (it may be paused). */
-  private async requireLive(vm_id: string): Promise<{ layout: MachineLayout; record: MachineRecord; init: ProcessIdentity }> {
-    if (!(await this.status(vm_id))) throw new MachineNotFoundError(vm_id);
+  private async requireLive(
+    vm_id: string,
+  ): Promise<{ layout: MachineLayout; record: MachineRecord; init: ProcessIdentity; state: 'running' | 'paused' }> {
+    const state = await this.status(vm_id);
+    if (!state) throw new MachineNotFoundError(vm_id);
     const layout = new MachineLayout(this.stateDir, vm_id);
     const record = await layout.readRecord();
-    if (!record?.init || !(await isAlive(record.init))) throw new MachineStateError(vm_id, `machine ${vm_id} is dead`);
-    return { layout, record, init: record.init };
+    if (state === 'dead' || !record?.init) throw new MachineStateError(vm_id, `machine ${vm_id} is dead`);
+    return { layout, record, init: record.init, state };
   }
 
   /** The machine runs: a process entering a frozen machine would hang, so a paused one is refused. */
@@ -382,9 +435,7 @@ export class SandboxDriver implements HypervisorDriver {
     // A commit freezes the machine for a moment: wait for it rather than refuse, as qemu does.
     await this.locks.idle(vm_id);
     const live = await this.requireLive(vm_id);
-    if (await this.cgroupsOf(vm_id).isFrozen()) {
-      throw new MachineStateError(vm_id, `machine ${vm_id} is paused`);
-    }
+    if (live.state !== 'running') throw new MachineStateError(vm_id, `machine ${vm_id} is paused`);
     return live;
   }
 }

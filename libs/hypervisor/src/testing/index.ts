@@ -2,3 +2,4 @@ export * from './hypervisor-driver.contract';
 export * from './guest-probes';
 export * from './host-processes';
 export * from './machine-specs';
+export * from './escape.contract';

@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { constants } from 'node:os';
+import type { ExecChunk, ExecResult, ExecSpec } from '../hypervisor-driver.port';
+import { DEFAULT_EXEC_ENV } from '../guest-environment';
+import { killQuietly } from '../host/kill-process';
+import { OrderedOutputDecoder, orderedExecArgv } from '../ordered-output';
+import type { OciRuntime } from './oci-runtime';
+
+const TIMEOUT_EXIT_CODE = 124;
+
+/**
+ * ExecSpec, but stdin may be bytes (the driver's own file writes pass binary content through it),
+ * and a KEY=VALUE file in the machine may set the environment before `env` does.
+ */
+export type ContainerExecSpec = Omit<ExecSpec, 'stdin'> & { stdin?: string | Buffer; environmentFile?: string };
+
+export interface ContainerExecTarget {
+  runtime: OciRuntime;
+  /** The machine's container id (its vm id). */
+  id: string;
+  /** A host directory of the machine's for the exec's pid file. */
+  scratchDir: string;
+}
+
+/**
+ * Runs argv inside the machine through `runc exec`, so the process gets exactly the machine's
+ * confinement (user, PID, mount, IPC, UTS and cgroup namespaces, cgroups, capabilities, seccomp,
+ * no_new_privs), and there the machine's perl runs the ordered-exec program (ordered-output.ts):
+ * it builds the environment (DEFAULT_EXEC_ENV, then the environment file as the machine has it,
+ * then spec.env; nothing of the host's, and the file is read inside the machine, so a symlink
+ * resolves there), enters the working directory (default /) and runs argv without a shell
+ * interpreting it, with stdout and stderr chunks in the order the command wrote them. The exec
+ * ends when the command exits.
+ */
+export function execInContainer(
+  target: ContainerExecTarget,
+  spec: ContainerExecSpec,
+  onChunk: (chunk: ExecChunk) => void,
+): Promise<ExecResult> {
+  if (spec.argv.length === 0) return Promise.reject(new Error('exec needs a non-empty argv'));
+  const inMachine = orderedExecArgv({
+    output: '-',
+    workingDir: spec.working_dir || '/',
+    environmentFile: spec.environmentFile ?? '',
+    env: spec.env ?? {},
+    argv: spec.argv,
+  });
+  const pidFile = join(target.scratchDir, `exec-${randomBytes(8).toString('hex')}.pid`);
+  const argv = target.runtime.execArgv(target.id, pidFile, inMachine);
+
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), {
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: DEFAULT_EXEC_ENV.PATH },
+    });
+    // runc makes the process a session leader in the machine: its process group holds everything
+    // the command started, and killing runc alone would leave it running.
+    const killAll = async () => {
+      const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+      if (pid > 1) killQuietly(-pid);
+      killQuietly(-child.pid!);
+    };
+    let timedOut = false;
+    let failure: Error | null = null;
+    const timer =
+      spec.timeout_secs && spec.timeout_secs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            void killAll();
+          }, spec.timeout_secs * 1000)
+        : undefined;
+    // stdout carries the command's records; stderr only what runc or perl itself says.
+    const decoder = new OrderedOutputDecoder(onChunk);
+    child.stdout.on('data', (data: Buffer) => {
+      if (failure) return;
+      try {
+        decoder.push(data);
+      } catch (error) {
+        failure = error as Error;
+        void killAll();
+      }
+    });
+    child.stderr.on('data', (data: Buffer) => onChunk({ stream: 'stderr', data }));
+    child.stdin.on('error', () => undefined); // the command may exit without reading its stdin
+    child.stdin.end(spec.stdin ?? '');
+    const settle = async (outcome: () => void) => {
+      clearTimeout(timer);
+      // A process that outlived runc (killed on timeout) must not outlive the exec either.
+      if (timedOut || failure) await killAll();
+      await rm(pidFile, { force: true });
+      outcome();
+    };
+    child.once('error', (error) => void settle(() => reject(error)));
+    // 'close' (not 'exit'): every byte of output has been delivered by then.
+    child.once('close', (code, signal) => {
+      void settle(() => {
+        if (!failure) decoder.end();
+        if (failure) reject(failure);
+        else if (timedOut) resolve({ exit_code: TIMEOUT_EXIT_CODE });
+        else if (signal) resolve({ exit_code: 128 + (constants.signals[signal] ?? 0) });
+        else resolve({ exit_code: code ?? 1 });
+      });
+    });
+  });
+}
