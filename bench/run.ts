@@ -5,8 +5,10 @@ import { benchCommitAndBranch, benchParentsChain } from './commits.bench';
 import { benchDriver } from './drivers.bench';
 import { benchExec } from './exec.bench';
 import { benchEventStore } from './event-store.bench';
+import { benchEventLog } from './event-log.bench';
 import { benchProjectionLag } from './projection-lag.bench';
 import { benchReadModels } from './read-models.bench';
+import { benchRebuildRate } from './rebuild-rate.bench';
 import { benchFork, benchRepositories } from './repositories.bench';
 
 /** `npm run bench`: prints figures (no pass/fail). Record them in BENCHMARKS.md with the machine. */
@@ -16,9 +18,13 @@ async function main() {
   console.log('');
   await benchProjectionLag();
   console.log('');
+  await benchEventLog();
+  console.log('');
   await benchApiLatency();
   console.log('');
   await benchReadModels();
+  console.log('');
+  await benchRebuildRate();
   console.log('');
   await benchParentsChain();
   console.log('');

@@ -5,6 +5,7 @@ import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg } from '../support/issue-key';
 import { pollUntil } from '../support/poll-until';
+import { WebhookReceiver } from '../support/webhook-receiver';
 
 /** Event types no request of this workload can produce yet (no operation appends them). */
 const NOT_PRODUCED = ['ApiKeyRevoked'];
@@ -20,17 +21,26 @@ const NOT_IN_FEED = ['IdempotentResponseRecorded'];
 describe('the event catalogue (HTTP, machines in memory)', () => {
   let arbor: TestArbor;
   let driver: InMemoryDriver;
+  const receivers: WebhookReceiver[] = [];
 
   beforeAll(async () => {
     driver = new InMemoryDriver();
-    arbor = await startTestArbor({ driver, env: { ARBOR_RESYNC_INTERVAL_MS: '100' } });
+    arbor = await startTestArbor({ driver, env: { ARBOR_RESYNC_INTERVAL_MS: '100', ARBOR_WEBHOOK_ATTEMPTS: '2', ARBOR_WEBHOOK_RETRY_BASE_MS: '20' } });
     const other = await issueKeyForNewOrg(arbor.infra.eventStore, 'other');
     const ok = async (method: string, path: string, body?: unknown, options: { key?: string; status?: number; headers?: Record<string, string> } = {}) => {
       const res = await arbor.request(method, `/api/v1${path}`, { body, key: options.key, headers: options.headers });
       expect({ path, status: res.status }).toEqual({ path, status: options.status ?? (method === 'POST' ? 201 : res.status < 300 ? res.status : 200) });
       return res.json;
     };
+    // Webhooks: one takes its delivery at the second try, one refuses both (failed), then is deleted.
+    receivers.push(await WebhookReceiver.start(), await WebhookReceiver.start());
+    receivers[0].answer = (n) => ({ status: n === 1 ? 500 : 200 });
+    receivers[1].answer = () => ({ status: 500 });
+    const [, refused] = await Promise.all(receivers.map(async ({ url }) => (await arbor.request('POST', '/arbor/v1/webhooks', { body: { url, event_types: ['EnvVarsSet'] } })).json));
     await ok('PUT', '/env_vars', { vars: { A: '1', B: '2' } });
+    const recorded = async (type: string) => (await arbor.infra.eventStore.readAll()).some((event) => event.type === type);
+    await pollUntil(async () => (await recorded('WebhookDelivered')) && (await recorded('WebhookDeliveryFailed')));
+    expect((await arbor.request('DELETE', `/arbor/v1/webhooks/${refused.webhook_id}`)).status).toBe(204);
     await ok('DELETE', '/env_vars/B', undefined, { status: 204 });
     const vm = await arbor.bootVm();
     await ok('PATCH', `/vm/${vm}/label`, { labels: { a: 'b' } });
@@ -76,7 +86,10 @@ describe('the event catalogue (HTTP, machines in memory)', () => {
     await ok('DELETE', `/vm/${vm}`, undefined, { status: 200 });
     await ok('DELETE', `/commits/${second}`, undefined, { status: 204 });
   }, 120_000);
-  afterAll(() => arbor?.destroy());
+  afterAll(async () => {
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+    await arbor?.destroy();
+  });
 
   it("every event of the log, and of the feed, validates against its type's schema; every type was seen", async () => {
     const feed: { type: string; data: unknown; metadata: { schema_version: number } }[] = [];

@@ -18,6 +18,7 @@ import { FilesModule } from './files/files.module';
 import { RepositoriesModule } from './repositories/repositories.module';
 import { SshKeysModule } from './ssh-keys/ssh-keys.module';
 import { EnvVarsModule } from './env-vars/env-vars.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The feature modules of the API, one per resource family. */
 const FEATURE_MODULES = [
@@ -30,6 +31,7 @@ const FEATURE_MODULES = [
   FilesModule,
   SshKeysModule,
   EnvVarsModule,
+  WebhooksModule,
 ];
 
 @Module({})

@@ -8,12 +8,15 @@ import { Projector } from '../../projector/src/projector';
 import { ALL_PROJECTIONS } from '../../projector/src/projections';
 import { VmWorker } from '../../vm-worker/src/vm-worker';
 import { openDriver } from '../../vm-worker/src/open-driver';
+import { openWebhookDeliverer } from '../../webhook-deliverer/src/open-webhook-deliverer';
+import type { WebhookDeliverer } from '../../webhook-deliverer/src/webhook-deliverer';
 
 export interface EmbeddedArbor {
   infra: Infrastructure;
   app: INestApplication;
   projector: Projector;
   worker: VmWorker;
+  webhooks: WebhookDeliverer;
   driver: HypervisorDriver;
   /** The admin key, when this start created it (first start on an empty store). */
   createdAdminKey: string | null;
@@ -23,8 +26,8 @@ export interface EmbeddedArbor {
 }
 
 /**
- * api + projector + vm-worker in one process on one set of stores: the default way to run Arbor.
- * Stopping leaves the machines running; the next start finds them again.
+ * api + projector + vm-worker + webhook deliverer in one process on one set of stores: the
+ * default way to run Arbor. Stopping leaves the machines running; the next start finds them again.
  */
 export async function startEmbedded(
   config: ArborConfig,
@@ -38,6 +41,8 @@ export async function startEmbedded(
   await projector.start();
   const worker = new VmWorker(infra.eventStore, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), workerId: config.workerId, resyncIntervalMs: config.resyncIntervalMs, log });
   await worker.start();
+  const webhooks = await openWebhookDeliverer(infra.eventStore, config, log);
+  await webhooks.start();
   const bootstrap = await bootstrapAdminKey(infra.eventStore, config);
   const app = await createApiApp(infra, { logger: options.httpLogger });
   await app.listen(config.port, '0.0.0.0');
@@ -47,12 +52,14 @@ export async function startEmbedded(
     app,
     projector,
     worker,
+    webhooks,
     driver,
     createdAdminKey: bootstrap.created_key,
     adminKeyFile: bootstrap.key_file,
     url: `http://127.0.0.1:${address.port}`,
     async stop() {
       await app.close();
+      await webhooks.stop();
       await worker.stop();
       await driver.close?.();
       await projector.stop();

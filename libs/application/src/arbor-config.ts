@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { positiveSetting } from './positive-setting';
+import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
 
 /** Every setting Arbor reads, from the environment, in one place. */
 export interface ArborConfig {
@@ -21,6 +23,10 @@ export interface ArborConfig {
   resyncIntervalMs: number;
   /** The name of the org made at first start (public repositories are `<org name>/<repo>`). */
   orgName: string;
+  /** How the webhook deliverer tries (attempts, backoff, request timeout). */
+  webhooks: WebhookSettings;
+  /** How often a quiet live event stream sends a heartbeat comment, so clients and proxies see it is alive. */
+  sseHeartbeatMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
@@ -41,5 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     waitTimeoutMs: Number(env.ARBOR_WAIT_TIMEOUT_MS ?? 300_000),
     resyncIntervalMs: Number(env.ARBOR_RESYNC_INTERVAL_MS ?? 10_000),
     orgName: env.ARBOR_ORG_NAME || 'default',
+    webhooks: loadWebhookSettings(env),
+    sseHeartbeatMs: positiveSetting(env, 'ARBOR_SSE_HEARTBEAT_MS', 15_000),
   };
 }

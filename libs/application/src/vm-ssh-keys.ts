@@ -1,14 +1,11 @@
-import { createHmac, createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { writeFileAtomic } from '@arbor/durable-files';
+import { createHmac, createPrivateKey, createPublicKey } from 'node:crypto';
 import type { ArborConfig } from './arbor-config';
+import { loadServerSecret } from './server-secret';
 
 /** PKCS#8 DER header of an Ed25519 private key; the 32-byte seed follows it. */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 const KEY_TYPE = 'ssh-ed25519';
-const SECRET_FILE = 'ssh-key-secret';
-const SECRET_ENV = 'ARBOR_SSH_KEY_SECRET';
+const SECRET = { env: 'ARBOR_SSH_KEY_SECRET', file: 'ssh-key-secret' };
 
 /**
  * Every VM's own Ed25519 key pair, derived from a server secret and the VM id
@@ -23,8 +20,7 @@ export class VmSshKeys {
   private constructor(private readonly secret: Buffer) {}
 
   static async load(config: Pick<ArborConfig, 'dataDir'>, env: NodeJS.ProcessEnv = process.env): Promise<VmSshKeys> {
-    const fromEnv = env[SECRET_ENV];
-    return new VmSshKeys(fromEnv ? parseSecret(fromEnv, SECRET_ENV) : await loadOrCreateSecretFile(config.dataDir));
+    return new VmSshKeys(await loadServerSecret(config.dataDir, SECRET, env));
   }
 
   /** One OpenSSH line: `ssh-ed25519 AAAA… arbor-vm-<id>`, for authorized_keys. */
@@ -89,21 +85,4 @@ const publicBlob = (publicKey: Buffer) => Buffer.concat([sshString(KEY_TYPE), ss
 function padToBlock(section: Buffer, blockSize: number): Buffer {
   const padding = (blockSize - (section.length % blockSize)) % blockSize;
   return Buffer.concat([section, Buffer.from(Array.from({ length: padding }, (_, i) => i + 1))]);
-}
-
-function parseSecret(hex: string, where: string): Buffer {
-  const value = hex.trim();
-  if (!/^([0-9a-fA-F]{2}){32,}$/.test(value)) throw new Error(`${where} must be at least 32 bytes as hex (64+ hex digits)`);
-  return Buffer.from(value, 'hex');
-}
-
-/**
- * Created whole, only if absent (see writeFileAtomic): two processes starting at once end up with
- * the same secret, and none ever reads a partial one.
- */
-async function loadOrCreateSecretFile(dataDir: string): Promise<Buffer> {
-  const file = join(dataDir, SECRET_FILE);
-  await mkdir(dataDir, { recursive: true });
-  await writeFileAtomic(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, ifAbsent: true });
-  return parseSecret(await readFile(file, 'utf8'), file);
 }

@@ -32,6 +32,10 @@ import { TAG_EVENT_TYPES } from './tag/tag.events';
 import { vmDecider } from './vm/vm.decider';
 import { VM_EVENT_TYPES } from './vm/vm.events';
 import { vmOutcomes } from './vm/vm.outcomes';
+import { webhookDeliveryDecider } from './webhook/webhook-delivery.decider';
+import { WEBHOOK_DELIVERY_EVENT_TYPES } from './webhook/webhook-delivery.events';
+import { webhookDecider } from './webhook/webhook.decider';
+import { WEBHOOK_EVENT_TYPES } from './webhook/webhook.events';
 
 /**
  * The table of aggregates: one entry per kind, naming its streams, its decider, its events and
@@ -93,6 +97,16 @@ export const IdempotentResponse = defineAggregate({
   eventTypes: IDEMPOTENT_RESPONSE_EVENT_TYPES,
   key: ({ org_id, key_hash }: { org_id: string; key_hash: string }) => `${org_id}-${key_hash}`,
 });
+/** `webhook-<id>`: an org's webhook endpoint (its URL and the event types it receives). */
+export const Webhook = defineAggregate({ name: 'Webhook', category: 'webhook', decider: webhookDecider, eventTypes: WEBHOOK_EVENT_TYPES });
+/** `webhookdelivery-<webhook id>-<event id>`: one event's delivery to one webhook, attempt by attempt. */
+export const WebhookDelivery = defineAggregate({
+  name: 'WebhookDelivery',
+  category: 'webhookdelivery',
+  decider: webhookDeliveryDecider,
+  eventTypes: WEBHOOK_DELIVERY_EVENT_TYPES,
+  key: ({ webhook_id, event_id }: { webhook_id: string; event_id: string }) => `${webhook_id}-${event_id}`,
+});
 
 export const AGGREGATES: readonly AnyAggregate[] = [
   Vm,
@@ -110,6 +124,8 @@ export const AGGREGATES: readonly AnyAggregate[] = [
   ApiKey,
   SystemBootstrap,
   IdempotentResponse,
+  Webhook,
+  WebhookDelivery,
 ];
 
 const byCategory = new Map(AGGREGATES.map((aggregate) => [aggregate.category, aggregate]));

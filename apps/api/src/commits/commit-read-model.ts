@@ -15,6 +15,11 @@ const isReadable = (commit: CommitDocument, org_id: string) => commit.deleted_at
 export class CommitReadModel {
   constructor(@Inject(READ_MODEL_STORE) private readonly readModels: ReadModelStore) {}
 
+  /** The same reads over another store: the read models as of a log position (ReadModelsAsOf). */
+  over(store: ReadModelStore): CommitReadModel {
+    return new CommitReadModel(store);
+  }
+
   /** A commit the org may read and restore (its own, or public); 404 otherwise. */
   async getReadable(org_id: string, commit_id: string): Promise<CommitDocument> {
     const commit = await this.readModels.findOne<CommitDocument>(COMMITS_COLLECTION, { _id: commit_id });

@@ -4,6 +4,7 @@ import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@ne
 import { CommitInfoDto, ListCommitsResponseDto, PaginationQueryDto, UpdateCommitRequestDto, VmCommitEntityDto } from '@arbor/contracts';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
+import { ApiAsOfQuery, type AsOf, AsOfPipe } from '../time-travel/as-of';
 import type { Page } from './commit-read-model';
 import { DeleteCommitCommand, UpdateCommitCommand } from './commands/update-commit.command';
 import { GetCommitParentsQuery, ListCommitsQuery } from './queries/commit-queries';
@@ -22,14 +23,16 @@ export class CommitsController {
 
   @Get('commits')
   @ApiOkResponse({ type: ListCommitsResponseDto })
-  list(@Ctx() ctx: RequestContext, @Query() query: PaginationQueryDto): Promise<ListCommitsResponseDto> {
-    return this.queries.execute(new ListCommitsQuery({ org_id: ctx.principal.org_id }, page(query)));
+  @ApiAsOfQuery()
+  list(@Ctx() ctx: RequestContext, @Query() query: PaginationQueryDto, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<ListCommitsResponseDto> {
+    return this.queries.execute(new ListCommitsQuery({ org_id: ctx.principal.org_id }, page(query), asOf));
   }
 
   @Get('commits/public')
   @ApiOkResponse({ type: ListCommitsResponseDto })
-  listPublic(@Query() query: PaginationQueryDto): Promise<ListCommitsResponseDto> {
-    return this.queries.execute(new ListCommitsQuery('public', page(query)));
+  @ApiAsOfQuery()
+  listPublic(@Query() query: PaginationQueryDto, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<ListCommitsResponseDto> {
+    return this.queries.execute(new ListCommitsQuery('public', page(query), asOf));
   }
 
   @Patch('commits/:commit_id')
@@ -47,7 +50,8 @@ export class CommitsController {
 
   @Get('vm/commits/:commit_id/parents')
   @ApiOkResponse({ type: [VmCommitEntityDto], description: 'Element 0 is the commit itself, then its ancestors back to the root' })
-  parents(@Ctx() ctx: RequestContext, @Param('commit_id', UuidParamPipe) commitId: string): Promise<VmCommitEntityDto[]> {
-    return this.queries.execute(new GetCommitParentsQuery(ctx.principal.org_id, commitId));
+  @ApiAsOfQuery()
+  parents(@Ctx() ctx: RequestContext, @Param('commit_id', UuidParamPipe) commitId: string, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<VmCommitEntityDto[]> {
+    return this.queries.execute(new GetCommitParentsQuery(ctx.principal.org_id, commitId, asOf));
   }
 }

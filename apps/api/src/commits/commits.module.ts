@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TagReadModel } from '../tags/tag-read-model';
+import { ReadModelsAsOf } from '../time-travel/read-models-as-of';
 import { CommitReadModel } from './commit-read-model';
 import { CommitSourceResolver } from './commit-source-resolver';
 import { CommitsController } from './commits.controller';
@@ -9,7 +10,7 @@ import { GetCommitParentsHandler, ListCommitsHandler } from './queries/commit-qu
 /** Commits: list (own, public), update, delete, the parent chain; commit lookups for VMs and tags. */
 @Module({
   controllers: [CommitsController],
-  providers: [CommitReadModel, TagReadModel, CommitSourceResolver, UpdateCommitHandler, DeleteCommitHandler, ListCommitsHandler, GetCommitParentsHandler],
-  exports: [CommitReadModel, TagReadModel, CommitSourceResolver],
+  providers: [CommitReadModel, TagReadModel, ReadModelsAsOf, CommitSourceResolver, UpdateCommitHandler, DeleteCommitHandler, ListCommitsHandler, GetCommitParentsHandler],
+  exports: [CommitReadModel, TagReadModel, ReadModelsAsOf, CommitSourceResolver],
 })
 export class CommitsModule {}

@@ -1,33 +1,5 @@
-import { upcast } from '@arbor/application';
-import type { EventDto } from '@arbor/contracts';
-import { redactedFieldsOf } from '@arbor/domain';
-import type { RecordedEvent } from '@arbor/event-store';
-
-/** What a redacted field (a secret or its hash) shows in the feed. */
-export const REDACTED = '[redacted]';
-
 /**
- * An event as the feed shows it: upcast to its type's current version, with the fields the
- * catalogue marks `@redacted` replaced. History is never rewritten: the log keeps what was
- * written, and every event, however old, is shown redacted.
+ * An event as the feed shows it (upcast, `@redacted` fields replaced): shared with the webhook
+ * deliverer, whose deliveries carry the same JSON, so it lives in libs/application.
  */
-export function presentEvent(recorded: RecordedEvent): EventDto {
-  const event = upcast(recorded);
-  const { schema_version, correlation_id, causation_id, actor_key_id, org_id } = event.metadata;
-  return {
-    position: event.position,
-    stream_id: event.stream_id,
-    revision: event.revision,
-    event_id: event.id,
-    type: event.type,
-    data: redacted(event.type, event.data),
-    metadata: { schema_version, correlation_id, causation_id, actor_key_id, org_id },
-    created_at: event.created_at,
-  };
-}
-
-function redacted(type: string, data: unknown): unknown {
-  const fields = redactedFieldsOf(type);
-  if (!fields.length || typeof data !== 'object' || data === null) return data;
-  return { ...data, ...Object.fromEntries(fields.filter((field) => field in data).map((field) => [field, REDACTED])) };
-}
+export { presentEvent, REDACTED } from '@arbor/application';

@@ -1,21 +1,30 @@
-import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { EventCatalogueResponseDto, EventDto, EventFeedQueryDto, EventFeedResponseDto } from '@arbor/contracts';
-import { aggregateOfStream, EVENT_CATALOGUE, IdempotentResponse, notFound, Vm } from '@arbor/domain';
+import { Controller, Get, Headers, Inject, Param, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
+import { EventCatalogueResponseDto, EventDto, EventExportQueryDto, EventFeedQueryDto, EventFeedResponseDto, EventStreamQueryDto } from '@arbor/contracts';
+import { EVENT_CATALOGUE, notFound, Vm } from '@arbor/domain';
 import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { Public } from '../auth/public.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
+import { HttpError } from '../http/http-error';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { VmReadModel } from '../vms/vm-read-model';
+import { exportEvents } from './event-export';
+import { eventFilter } from './event-filter';
 import { presentEvent } from './event-presenter';
+import { streamEvents } from './event-stream';
+import { exportRange } from './export-range';
+import { OpenStreams } from './open-streams';
 
 const SCAN_BATCH = 500;
 /** A page never scans more than this many events of other orgs before answering. */
 const SCAN_LIMIT = 20_000;
 
 /**
- * The read-only audit feed: the log itself, by position. A key sees its org's events; an
- * operator key sees every org's. Internal bookkeeping streams (idempotency records) are left out.
+ * The read-only audit feed: the log itself, by position, as pages, as a live stream (SSE) and as
+ * an export (NDJSON). A key sees its org's events; an operator key sees every org's. Internal
+ * bookkeeping streams (idempotency records) are left out (see eventFilter).
  */
 @ApiTags('events')
 @ApiBearerAuth()
@@ -24,6 +33,8 @@ export class EventsController {
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
     private readonly vms: VmReadModel,
+    private readonly streams: OpenStreams,
+    @Inject(ARBOR_CONFIG) private readonly config: ArborConfig,
   ) {}
 
   /** The event catalogue: every event type, its version and the JSON Schema of its data. No key needed. */
@@ -38,6 +49,7 @@ export class EventsController {
   @ApiOkResponse({ type: EventFeedResponseDto })
   async feed(@Ctx() ctx: RequestContext, @Query() query: EventFeedQueryDto): Promise<EventFeedResponseDto> {
     const limit = query.limit ?? 100;
+    const filter = eventFilter(ctx.principal, { type: query.type ? [query.type] : undefined });
     const visible: EventDto[] = [];
     let cursor = query.after ?? -1;
     let scanned = 0;
@@ -47,9 +59,7 @@ export class EventsController {
       for (const event of batch) {
         cursor = event.position;
         scanned++;
-        if (aggregateOfStream(event.stream_id) === IdempotentResponse) continue;
-        if (!ctx.principal.is_operator && event.metadata.org_id !== ctx.principal.org_id) continue;
-        if (query.type && event.type !== query.type) continue;
+        if (!filter(event)) continue;
         visible.push(presentEvent(event));
         if (visible.length === limit) break;
       }
@@ -62,10 +72,46 @@ export class EventsController {
     return { events: visible, next_after: cursor, has_more };
   }
 
+  @Get('events/stream')
+  @ApiProduces('text/event-stream')
+  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this log position (what a reconnecting EventSource sends); wins over `after`' })
+  @ApiOkResponse({
+    description:
+      'Server-Sent Events, one message per event: `id:` its log position, `event:` its type, `data:` the same JSON as a feed item. ' +
+      'A quiet stream sends a `: heartbeat` comment (every 15 s unless ARBOR_SSE_HEARTBEAT_MS says otherwise), with `id:` when filtered-out events were passed. ' +
+      'Same org rule as the feed; filters `type`, `stream`, `category`.',
+  })
+  async stream(@Ctx() ctx: RequestContext, @Query() query: EventStreamQueryDto, @Headers('last-event-id') lastEventId: string | undefined, @Res() response: Response): Promise<void> {
+    const after = positionOf(lastEventId) ?? query.after ?? -1;
+    const filter = eventFilter(ctx.principal, query);
+    await streamEvents(this.events, response, { after, filter, heartbeatMs: this.config.sseHeartbeatMs, signal: this.streams.start(response) });
+  }
+
+  @Get('events/export')
+  @ApiProduces('application/x-ndjson')
+  @ApiOkResponse({
+    description:
+      'NDJSON, one feed item per line in log order, for `after < position <= until` (until: the head of the log when the export starts) ' +
+      'and, when given, `since <= created_at < before`. Streamed; the header Arbor-Export-Until tells where it ended. Same org rule and filters as the stream.',
+  })
+  async export(@Ctx() ctx: RequestContext, @Query() query: EventExportQueryDto, @Res() response: Response): Promise<void> {
+    const range = await exportRange(this.events, query);
+    await exportEvents(this.events, response, range, eventFilter(ctx.principal, query), this.streams.start(response));
+  }
+
   @Get('vm/:vm_id/events')
   @ApiOkResponse({ type: [EventDto] })
   async vmEvents(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string): Promise<EventDto[]> {
     if (!(await this.vms.find(ctx.principal.org_id, vmId))) throw notFound('vm');
     return (await this.events.readStream(Vm.stream(vmId))).map(presentEvent);
   }
+}
+
+/** A Last-Event-ID header as a log position (absent or empty: none); anything else is a 400. */
+function positionOf(lastEventId: string | undefined): number | undefined {
+  const value = lastEventId?.trim() ?? '';
+  if (value === '') return undefined;
+  const position = Number(value);
+  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(position) || position < -1) throw new HttpError(400, 'Last-Event-ID must be a log position (an integer, -1 or more)');
+  return position;
 }

@@ -1,8 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CreateCommitTagRequestDto, CreateCommitTagResponseDto, ListTagsResponseDto, TagInfoDto, UpdateCommitTagRequestDto } from '@arbor/contracts';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
+import { ApiAsOfQuery, type AsOf, AsOfPipe } from '../time-travel/as-of';
+import { ReadModelsAsOf } from '../time-travel/read-models-as-of';
 import { CreateTagCommand, DeleteTagCommand, UpdateTagCommand } from './commands/tag-commands';
 import { TagNamePipe } from './tag-name.pipe';
 import { presentTag } from './tag-presenter';
@@ -16,12 +18,14 @@ export class TagsController {
   constructor(
     private readonly commands: CommandBus,
     private readonly tags: TagReadModel,
+    private readonly asOf: ReadModelsAsOf,
   ) {}
 
   @Get()
   @ApiOkResponse({ type: ListTagsResponseDto })
-  async list(@Ctx() ctx: RequestContext): Promise<ListTagsResponseDto> {
-    return { tags: (await this.tags.list(ctx.principal.org_id)).map(presentTag) };
+  @ApiAsOfQuery()
+  list(@Ctx() ctx: RequestContext, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<ListTagsResponseDto> {
+    return this.asOf.read(asOf, this.tags, async (tags) => ({ tags: (await tags.list(ctx.principal.org_id)).map(presentTag) }));
   }
 
   @Post()
@@ -33,8 +37,9 @@ export class TagsController {
 
   @Get(':tag_name')
   @ApiOkResponse({ type: TagInfoDto })
-  async get(@Ctx() ctx: RequestContext, @Param('tag_name', TagNamePipe) tagName: string): Promise<TagInfoDto> {
-    return presentTag(await this.tags.get(ctx.principal.org_id, tagName));
+  @ApiAsOfQuery()
+  get(@Ctx() ctx: RequestContext, @Param('tag_name', TagNamePipe) tagName: string, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<TagInfoDto> {
+    return this.asOf.read(asOf, this.tags, async (tags) => presentTag(await tags.get(ctx.principal.org_id, tagName)));
   }
 
   @Patch(':tag_name')

@@ -12,6 +12,11 @@ export class VmReadModel {
     @Inject(ARBOR_CONFIG) private readonly config: ArborConfig,
   ) {}
 
+  /** The same reads over another store: the read models as of a log position (ReadModelsAsOf). */
+  over(store: ReadModelStore): VmReadModel {
+    return new VmReadModel(store, this.config);
+  }
+
   /** The org's VM, deleted or not; another org's VM is reported exactly like a missing one. */
   async find(org_id: string, vm_id: string): Promise<VmDocument | null> {
     return this.readModels.findOne<VmDocument>(VMS_COLLECTION, { _id: vm_id, org_id });

@@ -16,6 +16,7 @@ import {
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { queryBoolean } from '../http/query-booleans';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
+import { ApiAsOfQuery, type AsOf, AsOfPipe } from '../time-travel/as-of';
 import { ChangeVmStateCommand } from './commands/change-vm-state.command';
 import { CommitVmCommand } from './commands/commit-vm.command';
 import { ResizeVmDiskCommand } from './commands/resize-vm-disk.command';
@@ -44,14 +45,16 @@ export class VmController {
 
   @Get(':vm_id/status')
   @ApiOkResponse({ type: VmDto })
-  status(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string): Promise<VmDto> {
-    return this.queries.execute(new GetVmStatusQuery(ctx.principal.org_id, vmId));
+  @ApiAsOfQuery()
+  status(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<VmDto> {
+    return this.queries.execute(new GetVmStatusQuery(ctx.principal.org_id, vmId, asOf));
   }
 
   @Get(':vm_id/metadata')
   @ApiOkResponse({ type: VmMetadataResponseDto })
-  metadata(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string): Promise<VmMetadataResponseDto> {
-    return this.queries.execute(new GetVmMetadataQuery(ctx.principal.org_id, vmId));
+  @ApiAsOfQuery()
+  metadata(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<VmMetadataResponseDto> {
+    return this.queries.execute(new GetVmMetadataQuery(ctx.principal.org_id, vmId, asOf));
   }
 
   @Patch(':vm_id/state')

@@ -1,8 +1,9 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { VmDto } from '@arbor/contracts';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
+import { ApiAsOfQuery, type AsOf, AsOfPipe } from '../time-travel/as-of';
 import { ListVmsQuery } from './queries/list-vms.query';
 
 /** GET /vms and its alias GET /vm (same handler, as the contract says). */
@@ -14,7 +15,8 @@ export class VmsController {
 
   @Get(['vms', 'vm'])
   @ApiOkResponse({ type: [VmDto] })
-  list(@Ctx() ctx: RequestContext): Promise<VmDto[]> {
-    return this.queries.execute(new ListVmsQuery(ctx.principal.org_id));
+  @ApiAsOfQuery()
+  list(@Ctx() ctx: RequestContext, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<VmDto[]> {
+    return this.queries.execute(new ListVmsQuery(ctx.principal.org_id, asOf));
   }
 }

@@ -6,6 +6,7 @@ import { orgsProjection } from './orgs.projection';
 import type { Projection } from './projection';
 import { repositoriesProjection } from './repositories.projection';
 import { vmsProjection } from './vms.projection';
+import { webhooksProjection } from './webhooks.projection';
 
 /** Every read model the projector maintains. */
 export const ALL_PROJECTIONS: Projection[] = [
@@ -16,5 +17,6 @@ export const ALL_PROJECTIONS: Projection[] = [
   repositoriesProjection,
   execLogsProjection,
   eventStatsProjection,
+  webhooksProjection,
 ];
 export type { Projection };

@@ -1,13 +1,16 @@
 import { type IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
 import type { ListCommitsResponseDto, VmCommitEntityDto } from '@arbor/contracts';
+import type { AsOf } from '../../time-travel/as-of';
+import { ReadModelsAsOf } from '../../time-travel/read-models-as-of';
 import { presentCommit, presentCommitEntity } from '../commit-presenter';
 import { CommitReadModel, type Page } from '../commit-read-model';
 
-/** GET /commits (the org's) and GET /commits/public (every org's public commits), newest first. */
+/** GET /commits (the org's) and GET /commits/public (every org's public commits), newest first; `as_of` for the past. */
 export class ListCommitsQuery extends Query<ListCommitsResponseDto> {
   constructor(
     readonly scope: { org_id: string } | 'public',
     readonly page: Page,
+    readonly as_of?: AsOf,
   ) {
     super();
   }
@@ -15,20 +18,26 @@ export class ListCommitsQuery extends Query<ListCommitsResponseDto> {
 
 @QueryHandler(ListCommitsQuery)
 export class ListCommitsHandler implements IQueryHandler<ListCommitsQuery> {
-  constructor(private readonly commits: CommitReadModel) {}
+  constructor(
+    private readonly commits: CommitReadModel,
+    private readonly asOf: ReadModelsAsOf,
+  ) {}
 
-  async execute({ scope, page }: ListCommitsQuery): Promise<ListCommitsResponseDto> {
+  execute({ scope, page, as_of }: ListCommitsQuery): Promise<ListCommitsResponseDto> {
     const filter = scope === 'public' ? { is_public: true } : { org_id: scope.org_id };
-    const { commits, total } = await this.commits.list(filter, page);
-    return { commits: commits.map(presentCommit), total, limit: page.limit, offset: page.offset };
+    return this.asOf.read(as_of, this.commits, async (commits) => {
+      const { commits: found, total } = await commits.list(filter, page);
+      return { commits: found.map(presentCommit), total, limit: page.limit, offset: page.offset };
+    });
   }
 }
 
-/** GET /vm/commits/{id}/parents: the commit, then its ancestors to the root. */
+/** GET /vm/commits/{id}/parents: the commit, then its ancestors to the root; `as_of` for the past. */
 export class GetCommitParentsQuery extends Query<VmCommitEntityDto[]> {
   constructor(
     readonly org_id: string,
     readonly commit_id: string,
+    readonly as_of?: AsOf,
   ) {
     super();
   }
@@ -36,9 +45,12 @@ export class GetCommitParentsQuery extends Query<VmCommitEntityDto[]> {
 
 @QueryHandler(GetCommitParentsQuery)
 export class GetCommitParentsHandler implements IQueryHandler<GetCommitParentsQuery> {
-  constructor(private readonly commits: CommitReadModel) {}
+  constructor(
+    private readonly commits: CommitReadModel,
+    private readonly asOf: ReadModelsAsOf,
+  ) {}
 
-  async execute({ org_id, commit_id }: GetCommitParentsQuery): Promise<VmCommitEntityDto[]> {
-    return (await this.commits.chain(org_id, commit_id)).map(presentCommitEntity);
+  execute({ org_id, commit_id, as_of }: GetCommitParentsQuery): Promise<VmCommitEntityDto[]> {
+    return this.asOf.read(as_of, this.commits, async (commits) => (await commits.chain(org_id, commit_id)).map(presentCommitEntity));
   }
 }

@@ -1,0 +1,44 @@
+import { redactedFieldsOf } from '@arbor/domain';
+import type { EventMetadata, RecordedEvent } from '@arbor/event-store';
+import { upcast } from './event-envelope';
+
+/** What a redacted field (a secret or its hash) shows in the feed. */
+export const REDACTED = '[redacted]';
+
+/** An event as Arbor shows it outside: an item of `GET /api/v1/events`, a webhook delivery's body. */
+export interface PresentedEvent {
+  position: number;
+  stream_id: string;
+  revision: number;
+  event_id: string;
+  type: string;
+  data: unknown;
+  metadata: Pick<EventMetadata, 'schema_version' | 'correlation_id' | 'causation_id' | 'actor_key_id' | 'org_id'>;
+  created_at: string;
+}
+
+/**
+ * An event as the feed (and a webhook) shows it: upcast to its type's current version, with the
+ * fields the catalogue marks `@redacted` replaced. History is never rewritten: the log keeps what
+ * was written, and every event, however old, is shown redacted.
+ */
+export function presentEvent(recorded: RecordedEvent): PresentedEvent {
+  const event = upcast(recorded);
+  const { schema_version, correlation_id, causation_id, actor_key_id, org_id } = event.metadata;
+  return {
+    position: event.position,
+    stream_id: event.stream_id,
+    revision: event.revision,
+    event_id: event.id,
+    type: event.type,
+    data: redacted(event.type, event.data),
+    metadata: { schema_version, correlation_id, causation_id, actor_key_id, org_id },
+    created_at: event.created_at,
+  };
+}
+
+function redacted(type: string, data: unknown): unknown {
+  const fields = redactedFieldsOf(type);
+  if (!fields.length || typeof data !== 'object' || data === null) return data;
+  return { ...data, ...Object.fromEntries(fields.filter((field) => field in data).map((field) => [field, REDACTED])) };
+}
