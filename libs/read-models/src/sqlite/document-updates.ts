@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { updateMany, type Modifier } from 'mingo/updater';
 import type { Document, Filter, Update } from '../read-model-store.port';
+import { applyPlainUpdate } from './plain-update';
 
 /**
  * MongoDB's update rules over plain documents. mingo applies the update operators; what mingo
@@ -16,8 +17,10 @@ export function isReplacement(update: Update): boolean {
 export function applyUpdate(docs: Document[], update: Update): Document[] {
   if (isReplacement(update)) return docs.map((doc) => replaceDocument(doc, update));
   const { $setOnInsert: _onInsertOnly, ...operators } = update;
-  // One mingo call for all documents: the modifier is compiled once, documents change in place.
-  if (docs.length > 0 && Object.keys(operators).length > 0) updateMany(docs, {}, operators as Modifier<Document>);
+  if (docs.length === 0 || Object.keys(operators).length === 0) return docs;
+  // The plain operators directly; else one mingo call for all documents (the modifier compiled once, documents changed in place).
+  const rest = docs.filter((doc) => !applyPlainUpdate(doc, operators));
+  if (rest.length > 0) updateMany(rest, {}, operators as Modifier<Document>);
   return docs;
 }
 

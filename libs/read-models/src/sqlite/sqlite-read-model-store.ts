@@ -12,6 +12,7 @@ import {
   type WriteOp,
 } from '../read-model-store.port';
 import { applyUpdate, replaceDocument, upsertedDocument } from './document-updates';
+import { equalityTest } from './equality-filter';
 import { idsNamedByFilter } from './ids-named-by-filter';
 import { IndexLookup } from './index-lookup';
 import { lookupIndexSql, uniqueIndexSql } from './json-index-sql';
@@ -151,14 +152,19 @@ export class SqliteReadModelStore implements ReadModelStore {
     }
   }
 
-  /** Documents matching `filter`, stopping after `limit`; the filter is compiled once per call. */
+  /**
+   * Documents matching `filter`, stopping after `limit`. Equalities are tested directly; mingo's
+   * query, compiled once per call and only when needed, decides everything else.
+   */
   private matching(collection: string, filter: Filter, limit = Infinity): Document[] {
     const { candidates, residual } = this.candidates(collection, filter);
-    const query = new Query<Document>(residual, MINGO_OPTIONS);
+    const equalities = equalityTest(residual);
+    let query: Query<Document> | undefined;
+    const test = (doc: Document) => equalities?.(doc) ?? (query ??= new Query<Document>(residual, MINGO_OPTIONS)).test(doc);
     const matches: Document[] = [];
     for (const doc of candidates) {
       if (matches.length >= limit) break;
-      if (query.test(doc)) matches.push(doc);
+      if (test(doc)) matches.push(doc);
     }
     return matches;
   }
