@@ -1,5 +1,5 @@
-import { redactedFieldsOf } from '@arbor/domain';
-import type { EventMetadata, RecordedEvent } from '@arbor/event-store';
+import { redactedFieldsOf, UPCASTERS } from '@arbor/domain';
+import type { EventMetadata, RecordedEvent, SerializedRecordedEvent } from '@arbor/event-store';
 import { upcast } from './event-envelope';
 
 /** What a redacted field (a secret or its hash) shows in the feed. */
@@ -35,6 +35,23 @@ export function presentEvent(recorded: RecordedEvent): PresentedEvent {
     metadata: { schema_version, correlation_id, causation_id, actor_key_id, org_id },
     created_at: event.created_at,
   };
+}
+
+/**
+ * `JSON.stringify(presentEvent(event))` of an event whose data is still JSON text: the text is
+ * copied as it is when nothing would change it (its type has no redacted field and it is at its
+ * current version), so the export of a long log costs no parse and serialize of every event's data.
+ */
+export function presentedEventJson(event: SerializedRecordedEvent): string {
+  const { data_json, ...envelope } = event;
+  if (redactedFieldsOf(event.type).length > 0 || UPCASTERS[event.type]?.[event.metadata.schema_version ?? 1]) {
+    return JSON.stringify(presentEvent({ ...envelope, data: JSON.parse(data_json) }));
+  }
+  const { schema_version, correlation_id, causation_id, actor_key_id, org_id } = event.metadata;
+  // The keys in presentEvent's order, data spliced in between.
+  const head = JSON.stringify({ position: event.position, stream_id: event.stream_id, revision: event.revision, event_id: event.id, type: event.type });
+  const tail = JSON.stringify({ metadata: { schema_version, correlation_id, causation_id, actor_key_id, org_id }, created_at: event.created_at });
+  return `${head.slice(0, -1)},"data":${data_json},${tail.slice(1)}`;
 }
 
 function redacted(type: string, data: unknown): unknown {

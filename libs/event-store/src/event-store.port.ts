@@ -43,6 +43,19 @@ export interface RecordedEvent<TData = unknown> extends NewEvent<TData> {
   created_at: string;
 }
 
+/**
+ * An event with its data as the JSON text the store holds, unparsed: for copying the log out
+ * (the export) without parsing and serializing every event's data again.
+ */
+export interface SerializedRecordedEvent extends Omit<RecordedEvent, 'data'> {
+  data_json: string;
+}
+
+/** `event` as a SerializedRecordedEvent, for stores that hold events parsed. */
+export function serializedEvent({ data, ...envelope }: RecordedEvent): SerializedRecordedEvent {
+  return { ...envelope, data_json: JSON.stringify(data ?? null) };
+}
+
 export interface AppendResult {
   /** Revision of the last event now in the stream (what to pass as expected revision next). */
   next_expected_revision: number;
@@ -92,6 +105,8 @@ export interface EventStore {
   readStream(stream_id: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Reads the global log. */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Reads the global log as readAll does, each event's data left as JSON text. */
+  readAllSerialized(options?: ReadAllOptions): Promise<SerializedRecordedEvent[]>;
   /** Position of the last event in the log, or -1 for an empty log. */
   headPosition(): Promise<number>;
   subscribeToAll(options?: SubscribeToAllOptions): AllSubscription;

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import type { EventStore } from '@arbor/event-store';
-import { presentEvent } from './event-presenter';
+import { presentedEventJson } from '@arbor/application';
 import type { EventFilter } from './event-filter';
 import { type ExportRange, inTimeRange, pastRangeEnd } from './export-range';
 import { PacedWriter } from './response-pacing';
@@ -32,7 +32,7 @@ export async function exportEvents(store: EventStore, response: Response, range:
   try {
     let cursor = range.after;
     while (cursor < range.until && !response.destroyed) {
-      const page = await store.readAll({ after_position: cursor, max_count: EXPORT_PAGE });
+      const page = await store.readAllSerialized({ after_position: cursor, max_count: EXPORT_PAGE });
       let lines = '';
       for (const event of page) {
         const createdAt = timed ? Date.parse(event.created_at) : 0;
@@ -42,7 +42,7 @@ export async function exportEvents(store: EventStore, response: Response, range:
         }
         cursor = event.position;
         if ((timed && !inTimeRange(range, createdAt)) || !filter(event)) continue;
-        lines += `${JSON.stringify(presentEvent(event))}\n`;
+        lines += `${presentedEventJson(event)}\n`;
         if (lines.length >= WRITE_BYTES) {
           if (!(await writer.write(lines))) return;
           lines = '';

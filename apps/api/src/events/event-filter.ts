@@ -3,8 +3,8 @@ import { aggregateOfStream, IdempotentResponse, streamCategory } from '@arbor/do
 import type { RecordedEvent } from '@arbor/event-store';
 import type { Principal } from '../auth/principal';
 
-/** Whether the caller sees an event, with the filters it asked for. */
-export type EventFilter = (event: RecordedEvent) => boolean;
+/** Whether the caller sees an event, with the filters it asked for (its envelope decides, never its data). */
+export type EventFilter = (event: Pick<RecordedEvent, 'stream_id' | 'type' | 'metadata'>) => boolean;
 
 /**
  * The one rule for what the feed, the live stream and the export show: a key sees its org's

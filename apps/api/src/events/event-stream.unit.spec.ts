@@ -102,7 +102,7 @@ describe('streamEvents (the live follow over SSE)', () => {
     const client = new FakeClient();
     client.read();
     const stop = new AbortController();
-    const onlyBooted = (event: RecordedEvent) => event.type === 'VmBooted';
+    const onlyBooted = (event: Pick<RecordedEvent, 'type'>) => event.type === 'VmBooted';
     const streaming = streamEvents(store, client as unknown as Response, { after: -1, filter: onlyBooted, heartbeatMs: 20, signal: stop.signal });
     try {
       await settle(60);

@@ -27,6 +27,8 @@ import {
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
+  SerializedRecordedEvent,
+  serializedEvent,
   SubscribeToAllOptions,
   WrongExpectedVersionError,
 } from '../event-store.port';
@@ -107,6 +109,10 @@ export class EventStoreDbEventStore implements EventStore {
       cursor = Number(page[page.length - 1].event!.position!.commit);
     }
     return events;
+  }
+
+  async readAllSerialized(options: ReadAllOptions = {}): Promise<SerializedRecordedEvent[]> {
+    return (await this.readAll(options)).map(serializedEvent);
   }
 
   async headPosition(): Promise<number> {

@@ -9,6 +9,8 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   type SubscribeToAllOptions,
+  serializedEvent,
+  type SerializedRecordedEvent,
   WrongExpectedVersionError,
 } from '../event-store.port';
 import { actualOf, classifyRetry, retryStart, satisfies } from '../expected-revision';
@@ -69,6 +71,10 @@ export class InMemoryEventStore implements EventStore {
         ? this.log.filter((event) => options.before_position === undefined || event.position < options.before_position).reverse()
         : this.log.filter((event) => options.after_position === undefined || event.position > options.after_position);
     return structuredClone(selected.slice(0, limit));
+  }
+
+  async readAllSerialized(options: ReadAllOptions = {}): Promise<SerializedRecordedEvent[]> {
+    return (await this.readAll(options)).map(serializedEvent);
   }
 
   async headPosition(): Promise<number> {

@@ -10,6 +10,7 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   type SubscribeToAllOptions,
+  type SerializedRecordedEvent,
   WrongExpectedVersionError,
 } from '../event-store.port';
 import { actualOf, classifyRetry, retryStart, satisfies } from '../expected-revision';
@@ -110,12 +111,18 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    return this.readAllRows(options).map(toRecordedEvent);
+  }
+
+  async readAllSerialized(options: ReadAllOptions = {}): Promise<SerializedRecordedEvent[]> {
+    return this.readAllRows(options).map(toSerializedEvent);
+  }
+
+  private readAllRows(options: ReadAllOptions): EventRow[] {
     const limit = options.max_count ?? NO_LIMIT;
-    const rows =
-      options.direction === 'backwards'
-        ? this.statements.readAllBackwards.all(options.before_position ?? UNBOUNDED, limit)
-        : this.statements.readAllForwards.all(options.after_position ?? -1, limit);
-    return rows.map(toRecordedEvent);
+    return options.direction === 'backwards'
+      ? this.statements.readAllBackwards.all(options.before_position ?? UNBOUNDED, limit)
+      : this.statements.readAllForwards.all(options.after_position ?? -1, limit);
   }
 
   async headPosition(): Promise<number> {
@@ -213,6 +220,20 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
     id: row.event_id,
     type: row.type,
     data: JSON.parse(row.data),
+    metadata: JSON.parse(row.metadata),
+    stream_id: row.stream_id,
+    revision: row.revision,
+    position: row.position,
+    created_at: row.created_at,
+  };
+}
+
+/** The row as it is stored: its data JSON as written (JSON.stringify, so the same text readAll's data serializes to). */
+function toSerializedEvent(row: EventRow): SerializedRecordedEvent {
+  return {
+    id: row.event_id,
+    type: row.type,
+    data_json: row.data,
     metadata: JSON.parse(row.metadata),
     stream_id: row.stream_id,
     revision: row.revision,

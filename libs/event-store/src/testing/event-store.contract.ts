@@ -360,6 +360,19 @@ export function describeEventStoreContract(adapterName: string, open: () => Prom
         expect(previous.position).toBeGreaterThan(before);
       });
 
+      it('readAllSerialized reads what readAll reads, each data as the JSON text it serializes to', async () => {
+        const stream = newStreamId();
+        const before = await store.headPosition();
+        await appendNew(stream, 3, 'no_stream');
+
+        for (const options of [{ after_position: before }, { after_position: before, max_count: 2 }, { direction: 'backwards' as const, max_count: 2 }]) {
+          const parsed = await store.readAll(options);
+          const serialized = await store.readAllSerialized(options);
+          expect(serialized.map(({ data_json, ...envelope }) => ({ ...envelope, data: JSON.parse(data_json) }))).toEqual(parsed);
+          expect(serialized.map((event) => event.data_json)).toEqual(parsed.map((event) => JSON.stringify(event.data)));
+        }
+      });
+
       it('reads backwards from the end of the log by default', async () => {
         const stream = newStreamId();
         const { result } = await appendNew(stream, 2, 'no_stream');
