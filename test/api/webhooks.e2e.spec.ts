@@ -35,7 +35,7 @@ describe('webhooks (HTTP, embedded deliverer)', () => {
   };
 
   beforeAll(async () => {
-    arbor = await startTestArbor({ driver: new InMemoryDriver(), env: { ARBOR_WEBHOOK_ATTEMPTS: '10', ARBOR_WEBHOOK_RETRY_BASE_MS: '40', ARBOR_WEBHOOK_TIMEOUT_MS: '3000' } });
+    arbor = await startTestArbor({ driver: new InMemoryDriver(), env: { ARBOR_WEBHOOK_ATTEMPTS: '10', ARBOR_WEBHOOK_RETRY_BASE_MS: '40', ARBOR_WEBHOOK_TIMEOUT_MS: '3000', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' } });
   });
   afterAll(async () => {
     await Promise.all(receivers.map((receiver) => receiver.close()));
@@ -187,5 +187,30 @@ describe('webhooks (HTTP, embedded deliverer)', () => {
     await pollUntil(async () => kept.ids().size === 2);
     await arbor.webhooks.idle();
     expect(gone.ids().size).toBe(1);
+  });
+});
+
+describe('webhooks to private destinations (HTTP, default settings)', () => {
+  let arbor: TestArbor;
+  beforeAll(async () => {
+    arbor = await startTestArbor({ driver: new InMemoryDriver() });
+  });
+  afterAll(async () => {
+    await arbor?.destroy();
+  });
+
+  it.each([
+    ['loopback', 'http://127.0.0.1:3000/api/v1/vms', '127.0.0.1 is a private address'],
+    ['localhost', 'http://localhost:2113/', 'localhost is the host itself'],
+    ['IPv6 loopback', 'http://[::1]/', '::1 is a private address'],
+    ['a private network', 'https://10.0.0.7/hook', '10.0.0.7 is a private address'],
+    ['cloud metadata (link-local)', 'http://169.254.169.254/latest/meta-data/', '169.254.169.254 is a private address'],
+  ])('refuses %s with 400 and appends nothing', async (_, url, reason) => {
+    const { key } = await issueKeyForNewOrg(arbor.infra.eventStore);
+    const before = await arbor.infra.eventStore.headPosition();
+    const res = await arbor.request('POST', '/arbor/v1/webhooks', { key, body: { url } });
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ success: false, error: `url: ${reason}; webhooks may not call the host or private networks (an operator may allow it with ARBOR_WEBHOOK_ALLOW_PRIVATE=true)` });
+    expect(await arbor.infra.eventStore.headPosition()).toBe(before);
   });
 });

@@ -42,7 +42,7 @@ describe('webhook deliverer: kill -9 mid-delivery loses nothing', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'arbor-webhooks-'));
     const port = await freePort();
-    env = { ARBOR_DATA_DIR: dataDir, PORT: String(port), ARBOR_WEBHOOK_ATTEMPTS: '30', ARBOR_WEBHOOK_RETRY_BASE_MS: '100', ARBOR_WEBHOOK_TIMEOUT_MS: '5000' };
+    env = { ARBOR_DATA_DIR: dataDir, PORT: String(port), ARBOR_WEBHOOK_ATTEMPTS: '30', ARBOR_WEBHOOK_RETRY_BASE_MS: '100', ARBOR_WEBHOOK_TIMEOUT_MS: '5000', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' };
     api = startProcess(distEntry('api'), env);
     await waitForOutput(api, /listening on port/);
     projector = startProcess(distEntry('projector'), env);

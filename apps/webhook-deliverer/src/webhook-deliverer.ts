@@ -217,7 +217,7 @@ export class WebhookDeliverer {
     const body = JSON.stringify(presentEvent(event));
     const signature = webhookSignatureHeaders(this.options.secrets.secretOf(target.webhook_id), event.id, Math.floor(Date.now() / 1000), body);
     const headers = { 'content-type': 'application/json', 'user-agent': 'Arbor-Webhooks/1', ...signature };
-    return this.send({ url: target.url, headers, body, timeoutMs: this.options.settings.timeoutMs, signal: this.stopping.signal });
+    return this.send({ url: target.url, headers, body, timeoutMs: this.options.settings.timeoutMs, signal: this.stopping.signal, allowPrivate: this.options.settings.allowPrivate });
   }
 
   /** Moves the checkpoint past the longest prefix of taken events whose deliveries have all ended. */

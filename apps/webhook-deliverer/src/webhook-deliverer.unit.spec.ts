@@ -26,7 +26,7 @@ describe('webhook deliverer', () => {
   const start = async (options: Partial<WebhookDelivererOptions> = {}) => {
     deliverer = new WebhookDeliverer(store, {
       stateFile,
-      settings: { attempts: 3, retryBaseMs: 20, timeoutMs: 1000 },
+      settings: { attempts: 3, retryBaseMs: 20, timeoutMs: 1000, allowPrivate: true },
       secrets,
       send: async (request) => {
         requests.push({ ...request, at: Date.now() });
@@ -145,13 +145,13 @@ describe('webhook deliverer', () => {
     await register('hook-1', 'org-1');
     answer = () => DOWN;
     const event = await setVar('org-1');
-    await start({ settings: { attempts: 3, retryBaseMs: 300, timeoutMs: 1000 } });
+    await start({ settings: { attempts: 3, retryBaseMs: 300, timeoutMs: 1000, allowPrivate: true } });
     await until('the first attempt recorded', async () => (await typesOf('hook-1', event)).length === 1 || undefined);
     await stop();
     expect((await checkpoint()).position ?? -1).toBeLessThan(event.position);
 
     answer = () => OK;
-    await start({ settings: { attempts: 3, retryBaseMs: 300, timeoutMs: 1000 } });
+    await start({ settings: { attempts: 3, retryBaseMs: 300, timeoutMs: 1000, allowPrivate: true } });
     await until('delivered', async () => (await typesOf('hook-1', event)).includes('WebhookDelivered') || undefined);
     expect(await typesOf('hook-1', event)).toEqual(['WebhookDeliveryAttemptFailed', 'WebhookDelivered']);
     expect((await deliveryOf('hook-1', event))[1].data).toMatchObject({ attempt: 2 });
@@ -173,7 +173,7 @@ describe('webhook deliverer', () => {
     await register('hook-1', 'org-1');
     answer = () => DOWN;
     const event = await setVar('org-1');
-    await start({ settings: { attempts: 5, retryBaseMs: 60_000, timeoutMs: 1000 } });
+    await start({ settings: { attempts: 5, retryBaseMs: 60_000, timeoutMs: 1000, allowPrivate: true } });
     await until('the first attempt recorded', async () => (await typesOf('hook-1', event)).length === 1 || undefined);
     await aggregates.handle(Webhook, 'hook-1', { type: 'DeleteWebhook', org_id: 'org-1', now }, newCommandContext({ org_id: 'org-1', actor_key_id: 'key-1' }));
     await setVar('org-1', 'AFTER');

@@ -1,3 +1,9 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { isPrivateAddress, privateHostOf } from '@arbor/application';
+
 /** One signed POST of a delivery. */
 export interface WebhookRequest {
   url: string;
@@ -7,6 +13,8 @@ export interface WebhookRequest {
   timeoutMs: number;
   /** Aborts the request (the deliverer stopping). */
   signal?: AbortSignal;
+  /** Whether loopback, private and link-local destinations may be called (ARBOR_WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivate?: boolean;
 }
 
 /** How an attempt went: a 2xx answer, or why not (`status_code` null: no answer came). */
@@ -17,58 +25,84 @@ export type SendWebhook = (request: WebhookRequest) => Promise<WebhookResponse>;
 /** At most this much of a receiver's answer is read, for the error of a failed attempt. */
 export const MAX_ANSWER_BYTES = 2048;
 
-/**
- * POSTs with Node's fetch: a timeout over the whole exchange, redirects not followed (a 3xx is
- * a failure, as Standard Webhooks senders do: the URL registered is the URL called), and at most
- * MAX_ANSWER_BYTES of a failed answer read; a successful answer's body is not read at all.
- */
-export const sendWebhook: SendWebhook = async ({ url, headers, body, timeoutMs, signal }) => {
-  // One controller a request, for the timeout and the deliverer stopping: AbortSignal.any over the
-  // long-lived stop signal would keep every request's signal alive on some Node 20 releases.
-  const request = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    request.abort();
-  }, timeoutMs);
-  const onStop = () => request.abort();
-  signal?.addEventListener('abort', onStop, { once: true });
-  try {
-    const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: request.signal });
-    if (response.status >= 200 && response.status < 300) {
-      await response.body?.cancel();
-      return { ok: true, status_code: response.status };
-    }
-    const answer = await readAtMost(response, MAX_ANSWER_BYTES);
-    const location = response.headers.get('location');
-    const redirect = response.status >= 300 && response.status < 400 ? ` (redirects are not followed${location ? `: to ${location}` : ''})` : '';
-    return { ok: false, status_code: response.status, error: `HTTP ${response.status}${redirect}${answer ? `: ${answer}` : ''}` };
-  } catch (error) {
-    if (timedOut) return { ok: false, status_code: null, error: `no answer within ${timeoutMs} ms` };
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    return { ok: false, status_code: null, error: `request failed: ${cause?.code ?? cause?.message ?? (error as Error).message}` };
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onStop);
-  }
-};
+const PRIVATE_HINT = 'set ARBOR_WEBHOOK_ALLOW_PRIVATE=true to deliver to private addresses';
+/** The code of the lookup error that refused a destination. */
+const PRIVATE_ONLY = 'EARBORPRIVATE';
 
-/** The start of a body as one line of text: at most `max` bytes are read, the rest is left unread. */
-async function readAtMost(response: Response, max: number): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < max) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-  const text = Buffer.concat(chunks).subarray(0, max).toString('utf8');
-  return text.replace(/\s+/g, ' ').trim();
+/**
+ * POSTs with Node's http/https: a timeout over the whole exchange, redirects not followed (a 3xx
+ * is a failure, as Standard Webhooks senders do: the URL registered is the URL called), at most
+ * MAX_ANSWER_BYTES of a failed answer read (a successful answer's body is not read at all), and
+ * unless allowed, no private destination: a tenant's URL must not make Arbor call the host's own
+ * services or its neighbours. The check is on the addresses the connection itself resolves (a
+ * `lookup` that drops private ones), so a name cannot resolve to a public address when checked
+ * and a private one when connected (DNS rebinding).
+ */
+export const sendWebhook: SendWebhook = ({ url, headers, body, timeoutMs, signal, allowPrivate = false }) =>
+  new Promise<WebhookResponse>((resolve) => {
+    const target = new URL(url);
+    const privateHost = allowPrivate ? null : privateHostOf(target);
+    if (privateHost) return resolve({ ok: false, status_code: null, error: `refused: ${privateHost} (${PRIVATE_HINT})` });
+
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(target, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      lookup: allowPrivate ? undefined : publicOnlyLookup,
+    });
+    let settled = false;
+    const finish = (result: WebhookResponse) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onStop);
+      request.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => finish({ ok: false, status_code: null, error: `no answer within ${timeoutMs} ms` }), timeoutMs);
+    const onStop = () => finish({ ok: false, status_code: null, error: 'the deliverer stopped' });
+    if (signal?.aborted) return onStop();
+    signal?.addEventListener('abort', onStop, { once: true });
+
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      finish({ ok: false, status_code: null, error: `request failed: ${error.code === PRIVATE_ONLY ? error.message : (error.code ?? error.message)}` });
+    });
+    request.on('response', (response: IncomingMessage) => {
+      const status = response.statusCode ?? 0;
+      if (status >= 200 && status < 300) return finish({ ok: true, status_code: status });
+      const location = response.headers.location;
+      const redirect = status >= 300 && status < 400 ? ` (redirects are not followed${location ? `: to ${location}` : ''})` : '';
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const failed = () => {
+        const answer = Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8').replace(/\s+/g, ' ').trim();
+        finish({ ok: false, status_code: status, error: `HTTP ${status}${redirect}${answer ? `: ${answer}` : ''}` });
+      };
+      response.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= MAX_ANSWER_BYTES) failed();
+      });
+      response.on('end', failed);
+      response.on('error', () => {}); // destroyed by finish: nothing more to say
+    });
+    request.end(body);
+  });
+
+/** `resolve` (dns.lookup) without the private addresses; an error naming them when nothing else is left. */
+export function publicOnly(resolve: typeof dnsLookup = dnsLookup): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...(options as LookupAllOptions), all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, '', 0);
+      const usable = addresses.filter((entry) => !isPrivateAddress(entry.address));
+      if (usable.length === 0) {
+        const listed = addresses.map((entry) => entry.address).join(', ');
+        return callback(Object.assign(new Error(`refused: ${hostname} resolves only to private addresses (${listed}; ${PRIVATE_HINT})`), { code: PRIVATE_ONLY }), '', 0);
+      }
+      if ((options as LookupAllOptions).all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, usable);
+      callback(null, usable[0].address, usable[0].family);
+    });
+  };
 }
+
+const publicOnlyLookup = publicOnly();

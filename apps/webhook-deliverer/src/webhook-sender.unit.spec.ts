@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MAX_ANSWER_BYTES, sendWebhook } from './webhook-sender';
+import type { lookup } from 'node:dns';
+import { MAX_ANSWER_BYTES, publicOnly, sendWebhook } from './webhook-sender';
 
 /** sendWebhook against a local HTTP server: what an answer, a slow one, a redirect or no server make of an attempt. */
 describe('webhook sender', () => {
@@ -25,7 +26,7 @@ describe('webhook sender', () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
-  const send = (timeoutMs = 2000) => sendWebhook({ url, headers: { 'content-type': 'application/json', 'webhook-id': 'e-1' }, body: '{"a":1}', timeoutMs });
+  const send = (timeoutMs = 2000) => sendWebhook({ url, headers: { 'content-type': 'application/json', 'webhook-id': 'e-1' }, body: '{"a":1}', timeoutMs, allowPrivate: true });
 
   it('POSTs the body with its headers; any 2xx is delivered', async () => {
     handle = (_, response) => response.writeHead(202).end('accepted');
@@ -59,6 +60,28 @@ describe('webhook sender', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    expect(await sendWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 2000 })).toEqual({ ok: false, status_code: null, error: 'request failed: ECONNREFUSED' });
+    expect(await sendWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 2000, allowPrivate: true })).toEqual({ ok: false, status_code: null, error: 'request failed: ECONNREFUSED' });
+  });
+
+  it('refuses private destinations unless allowed: IP literals and localhost before connecting, names as they resolve', async () => {
+    handle = (_, response) => response.writeHead(200).end();
+    const before = received.length;
+    for (const target of [url, url.replace('127.0.0.1', 'localhost'), 'http://[::1]:9/', 'http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/']) {
+      const result = await sendWebhook({ url: target, headers: {}, body: '{}', timeoutMs: 2000 });
+      expect(result).toMatchObject({ ok: false, status_code: null });
+      expect((result as { error: string }).error).toMatch(/^refused: .*(private address|the host itself).*ARBOR_WEBHOOK_ALLOW_PRIVATE/);
+    }
+    expect(received.length).toBe(before);
+  });
+
+  it('connects only to the public addresses a name resolves to, and refuses a name with none', async () => {
+    const resolver = (addresses: string[]) =>
+      ((_host: string, _options: unknown, callback: (error: null, addresses: { address: string; family: number }[]) => void) =>
+        callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })))) as unknown as typeof lookup;
+    const pick = (addresses: string[], all: boolean) =>
+      new Promise<unknown>((resolve) => publicOnly(resolver(addresses))('hooks.example', { all }, (error: Error | null, address: unknown) => resolve(error ? error.message : address)));
+    expect(await pick(['127.0.0.1', '93.184.216.34'], false)).toBe('93.184.216.34');
+    expect(await pick(['fd00::1', '2606:2800:220:1::1', '10.0.0.1'], true)).toEqual([{ address: '2606:2800:220:1::1', family: 6 }]);
+    expect(await pick(['127.0.0.1', '::ffff:10.0.0.1', '172.20.0.1'], false)).toMatch(/^refused: hooks.example resolves only to private addresses \(127.0.0.1, ::ffff:10.0.0.1, 172.20.0.1;/);
   });
 });

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { positiveSetting } from './positive-setting';
+import { positiveSetting } from './settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
 
 /** Every setting Arbor reads, from the environment, in one place. */

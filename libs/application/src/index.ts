@@ -10,6 +10,7 @@ export * from './json-state-file';
 export * from './open-infrastructure';
 export * from './operations';
 export * from './orgs';
+export * from './private-addresses';
 export * from './process-lifecycle';
 export * from './project-root';
 export * from './projection-waiter';

@@ -1,6 +1,6 @@
-import { positiveSetting } from './positive-setting';
+import { booleanSetting, positiveSetting } from './settings';
 
-/** How the webhook deliverer tries: ARBOR_WEBHOOK_ATTEMPTS, ARBOR_WEBHOOK_RETRY_BASE_MS, ARBOR_WEBHOOK_TIMEOUT_MS. */
+/** How the webhook deliverer tries: ARBOR_WEBHOOK_ATTEMPTS, ARBOR_WEBHOOK_RETRY_BASE_MS, ARBOR_WEBHOOK_TIMEOUT_MS, ARBOR_WEBHOOK_ALLOW_PRIVATE. */
 export interface WebhookSettings {
   /** Tries of one delivery before it is recorded as failed (default 8). */
   attempts: number;
@@ -8,6 +8,8 @@ export interface WebhookSettings {
   retryBaseMs: number;
   /** How long one request may take, answer included (default 10 s). */
   timeoutMs: number;
+  /** Whether webhooks may call loopback, private and link-local addresses (default false: the host's own services and its neighbours are off limits to a tenant's URL). */
+  allowPrivate: boolean;
 }
 
 /** No wait between two tries is longer than an hour, whatever the settings make of it. */
@@ -18,6 +20,7 @@ export function loadWebhookSettings(env: NodeJS.ProcessEnv = process.env): Webho
     attempts: positiveSetting(env, 'ARBOR_WEBHOOK_ATTEMPTS', 8),
     retryBaseMs: positiveSetting(env, 'ARBOR_WEBHOOK_RETRY_BASE_MS', 5_000),
     timeoutMs: positiveSetting(env, 'ARBOR_WEBHOOK_TIMEOUT_MS', 10_000),
+    allowPrivate: booleanSetting(env, 'ARBOR_WEBHOOK_ALLOW_PRIVATE', false),
   };
 }
 
