@@ -25,7 +25,7 @@ describe('the event catalogue (HTTP, machines in memory)', () => {
 
   beforeAll(async () => {
     driver = new InMemoryDriver();
-    arbor = await startTestArbor({ driver, env: { ARBOR_RESYNC_INTERVAL_MS: '100', ARBOR_WEBHOOK_ATTEMPTS: '2', ARBOR_WEBHOOK_RETRY_BASE_MS: '20' } });
+    arbor = await startTestArbor({ driver, env: { ARBOR_RESYNC_INTERVAL_MS: '100', ARBOR_WEBHOOK_ATTEMPTS: '2', ARBOR_WEBHOOK_RETRY_BASE_MS: '20', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' } });
     const other = await issueKeyForNewOrg(arbor.infra.eventStore, 'other');
     const ok = async (method: string, path: string, body?: unknown, options: { key?: string; status?: number; headers?: Record<string, string> } = {}) => {
       const res = await arbor.request(method, `/api/v1${path}`, { body, key: options.key, headers: options.headers });

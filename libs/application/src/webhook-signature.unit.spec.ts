@@ -57,14 +57,14 @@ describe('webhook secrets', () => {
 describe('webhook retries', () => {
   it('wait twice as long after each failed attempt, less up to a fifth at random, capped at an hour', () => {
     const settings = loadWebhookSettings({});
-    expect(settings).toEqual({ attempts: 8, retryBaseMs: 5_000, timeoutMs: 10_000 });
+    expect(settings).toEqual({ attempts: 8, retryBaseMs: 5_000, timeoutMs: 10_000, allowPrivate: false });
     expect([1, 2, 3, 7].map((attempt) => webhookRetryDelayMs(settings, attempt, 0))).toEqual([5_000, 10_000, 20_000, 320_000]);
     expect(webhookRetryDelayMs(settings, 2, 0.999)).toBeGreaterThan(8_000);
     expect(webhookRetryDelayMs(settings, 40, 0)).toBe(MAX_WEBHOOK_RETRY_DELAY_MS);
   });
 
   it('are configured by the environment, refusing nonsense', () => {
-    expect(loadWebhookSettings({ ARBOR_WEBHOOK_ATTEMPTS: '3', ARBOR_WEBHOOK_RETRY_BASE_MS: '50', ARBOR_WEBHOOK_TIMEOUT_MS: '2000' })).toEqual({ attempts: 3, retryBaseMs: 50, timeoutMs: 2000 });
+    expect(loadWebhookSettings({ ARBOR_WEBHOOK_ATTEMPTS: '3', ARBOR_WEBHOOK_RETRY_BASE_MS: '50', ARBOR_WEBHOOK_TIMEOUT_MS: '2000', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' })).toEqual({ attempts: 3, retryBaseMs: 50, timeoutMs: 2000, allowPrivate: true });
     expect(() => loadWebhookSettings({ ARBOR_WEBHOOK_ATTEMPTS: '0' })).toThrow('ARBOR_WEBHOOK_ATTEMPTS must be a positive whole number (got "0")');
   });
 });
