@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { type NewEvent, SqliteEventStore } from '@arbor/event-store';
 import { report, timed } from './stats';
 
@@ -12,15 +13,42 @@ const event = (i: number): NewEvent => ({
   metadata: { schema_version: 1, correlation_id: randomUUID(), causation_id: randomUUID(), actor_key_id: null, org_id: 'bench' },
 });
 
-/** Append throughput of the embedded SQLite event store (WAL, synchronous=FULL). */
+/** The floor: one fsync'd INSERT per transaction, in the same WAL/synchronous=FULL mode, on the same disk. */
+function rawSqliteInsertsPerSecond(file: string, count: number): number {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+  const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
+  const body = JSON.stringify(event(0));
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < count; i++) insert.run(body); // autocommit: one transaction (one fsync) each
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  db.close();
+  return count / (ms / 1000);
+}
+
+/** Append throughput of the embedded SQLite event store (WAL, synchronous=FULL), against raw SQLite on the same disk. */
 export async function benchEventStore(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-es-'));
   const store = SqliteEventStore.open(join(dir, 'events.db'));
   try {
     const single = 3000;
+    const raw = rawSqliteInsertsPerSecond(join(dir, 'raw.db'), single);
     const [, singleMs] = await timed(async () => {
       for (let i = 0; i < single; i++) await store.append(`bench-${i % 100}`, [event(i)], 'any');
     });
+    const appendsPerSecond = single / (singleMs / 1000);
+    // 50 writers, each appending one event at a time and waiting for it: group commit shares fsyncs.
+    const writers = 50;
+    const perWriter = 200;
+    const [, concurrentMs] = await timed(() =>
+      Promise.all(
+        Array.from({ length: writers }, async (_, w) => {
+          for (let i = 0; i < perWriter; i++) await store.append(`writer-${w}`, [event(i)], i === 0 ? 'no_stream' : i - 1);
+        }),
+      ),
+    );
     const batches = 1000;
     const [, batchMs] = await timed(async () => {
       for (let b = 0; b < batches; b++) await store.append(`batch-${b % 1000}`, Array.from({ length: 100 }, (_, i) => event(i)), 'any');
@@ -28,7 +56,9 @@ export async function benchEventStore(): Promise<void> {
     const [all, readMs] = await timed(() => store.readAll({ max_count: 200_000 }));
     console.log('event store (SQLite, embedded)');
     report([
-      ['append, 1 event per append (fsync each)', `${Math.round(single / (singleMs / 1000))} events/s`],
+      ['raw SQLite, 1 fsync\'d INSERT per transaction', `${Math.round(raw)} inserts/s`],
+      ['append, 1 event per append (fsync each)', `${Math.round(appendsPerSecond)} events/s (${(appendsPerSecond / raw).toFixed(2)}× raw; goal ≥ 0.7×)`],
+      [`append, ${writers} concurrent writers, 1 event each`, `${Math.round((writers * perWriter) / (concurrentMs / 1000))} events/s (group commit)`],
       ['append, batches of 100', `${Math.round((batches * 100) / (batchMs / 1000))} events/s`],
       [`read $all (${all.length} events)`, `${Math.round(all.length / (readMs / 1000))} events/s`],
     ]);

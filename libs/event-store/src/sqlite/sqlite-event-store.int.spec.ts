@@ -65,6 +65,49 @@ describe('SqliteEventStore specifics', () => {
     expect(next.position).toBeGreaterThan(written[2].position);
   });
 
+  it('commits the appends of one turn together, each refused or accepted on its own (group commit)', async () => {
+    const store = openStore(`${randomUUID()}.db`);
+    await store.append('vm-1', [newEvent()], 'no_stream');
+    const [a, conflict, b, again] = await Promise.allSettled([
+      store.append('vm-1', [newEvent('A')], 0),
+      store.append('vm-1', [newEvent('lost')], 0),
+      store.append('vm-2', [newEvent('B1'), newEvent('B2')], 'no_stream'),
+      store.append('vm-1', [newEvent('C')], 1),
+    ]);
+
+    expect([a.status, conflict.status, b.status, again.status]).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((conflict as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedVersionError);
+    expect((await store.readStream('vm-1')).map((event) => event.type)).toEqual(['SqliteTestEvent', 'A', 'C']);
+    expect((await store.readStream('vm-2')).map((event) => event.type)).toEqual(['B1', 'B2']);
+  });
+
+  it('commits appends made just before close instead of dropping them', async () => {
+    const file = `${randomUUID()}.db`;
+    const store = openStore(file);
+    const acknowledged = store.append('vm-1', [newEvent('VmCreated')], 'no_stream');
+    await store.close();
+    await acknowledged;
+
+    expect((await openStore(file).readStream('vm-1')).map((event) => event.type)).toEqual(['VmCreated']);
+  });
+
+  it('fails every append of a group whose transaction cannot start, writing none of them', async () => {
+    const file = `${randomUUID()}.db`;
+    const store = SqliteEventStore.open(join(dir, file), { busyTimeoutMs: 50 });
+    opened.push(store);
+    const holder = new Database(join(dir, file));
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const outcomes = await Promise.allSettled([store.append('vm-1', [newEvent()], 'no_stream'), store.append('vm-2', [newEvent()], 'no_stream')]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+      expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/locked|busy/i);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect(await store.readAll()).toEqual([]);
+  });
+
   it('puts the file in WAL mode, so other processes can read while one writes', () => {
     const file = `${randomUUID()}.db`;
     openStore(file);

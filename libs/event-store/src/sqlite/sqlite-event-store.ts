@@ -46,6 +46,17 @@ export interface SqliteEventStoreOptions {
   busyTimeoutMs?: number;
 }
 
+/** The most appends one group commit takes (a bound on how long one write transaction runs). */
+const MAX_GROUP = 512;
+
+interface PendingAppend {
+  stream_id: string;
+  events: NewEvent[];
+  expected: ExpectedRevision;
+  resolve: (result: AppendResult) => void;
+  reject: (error: unknown) => void;
+}
+
 interface EventRow {
   position: number;
   stream_id: string;
@@ -64,6 +75,10 @@ interface EventRow {
  * committed in one global order; subscriptions wake at once for this instance's appends and poll
  * for everyone else's.
  *
+ * Group commit: appends made in the same turn of the event loop share one write transaction, so
+ * one fsync, each in its own savepoint (a refused append rolls back alone and fails alone). None
+ * is acknowledged before the transaction that holds it has committed.
+ *
  * Positions start at 1 (headPosition() is -1 for an empty log).
  */
 export class SqliteEventStore implements EventStore {
@@ -73,6 +88,8 @@ export class SqliteEventStore implements EventStore {
   private readonly signals = new EventEmitter().setMaxListeners(0);
   private readonly subscriptions = new Set<SqliteAllSubscription>();
   private readonly pollIntervalMs: number;
+  private readonly groupCommit: Database.Transaction<(group: PendingAppend[]) => unknown[]>;
+  private pending: PendingAppend[] = [];
 
   static open(filePath: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
     // The busy timeout is set on open, before the first statement that may need a lock.
@@ -90,15 +107,46 @@ export class SqliteEventStore implements EventStore {
     this.pollIntervalMs = pollIntervalMs;
     this.statements = prepareStatements(db);
     this.appendUnit = db.transaction((stream_id, events, expected) => this.appendInTransaction(stream_id, events, expected));
+    // Inside the group's transaction each appendUnit call runs as a savepoint (better-sqlite3 nests them).
+    this.groupCommit = db.transaction((group: PendingAppend[]) =>
+      group.map((append) => {
+        try {
+          return this.appendUnit(append.stream_id, append.events, append.expected);
+        } catch (error) {
+          return { refused: error };
+        }
+      }),
+    );
   }
 
-  async append(stream_id: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    if (events.length === 0) throw new Error(`append to ${stream_id}: no events`);
-    // IMMEDIATE: take the write lock before reading the stream's revision, so no other process
-    // can append between the check and the insert.
-    const result = this.appendUnit.immediate(stream_id, events, expected);
-    this.signals.emit('appended');
-    return result;
+  append(stream_id: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) return Promise.reject(new Error(`append to ${stream_id}: no events`));
+    return new Promise((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => this.commitPending());
+      this.pending.push({ stream_id, events, expected, resolve, reject });
+    });
+  }
+
+  /** Commits the appends waiting for this turn in groups, then answers each. */
+  private commitPending(): void {
+    while (this.pending.length) {
+      const group = this.pending.splice(0, MAX_GROUP);
+      let outcomes: unknown[];
+      try {
+        // IMMEDIATE: take the write lock before reading any stream's revision, so no other
+        // process can append between the check and the insert.
+        outcomes = this.groupCommit.immediate(group);
+      } catch (error) {
+        group.forEach((append) => append.reject(error)); // nothing of the group was committed
+        continue;
+      }
+      group.forEach((append, index) => {
+        const outcome = outcomes[index] as AppendResult | { refused: unknown };
+        if ('refused' in outcome) append.reject(outcome.refused);
+        else append.resolve(outcome);
+      });
+      this.signals.emit('appended');
+    }
   }
 
   async readStream(stream_id: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -142,6 +190,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    if (this.db.open) this.commitPending(); // appends already made are committed, not dropped
     await Promise.all([...this.subscriptions].map((subscription) => subscription.unsubscribe()));
     if (this.db.open) this.db.close();
   }
