@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { cpus, totalmem } from 'node:os';
 import { benchApiLatency } from './api-latency.bench';
 import { benchCommitAndBranch, benchParentsChain } from './commits.bench';
+import { benchConcurrentMachines } from './concurrency.bench';
 import { benchDriver } from './drivers.bench';
 import { benchExec } from './exec.bench';
 import { benchEventStore } from './event-store.bench';
@@ -31,6 +32,8 @@ async function main() {
   await benchRepositories();
   console.log('');
   await benchExec('sandbox', 100);
+  console.log('');
+  await benchConcurrentMachines('sandbox', 100);
   console.log('');
   await benchCommitAndBranch('sandbox', 20);
   console.log('');

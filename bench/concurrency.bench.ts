@@ -1,0 +1,50 @@
+import { startBenchArbor } from './embedded-client';
+import { report, spreadOf, timed } from './stats';
+
+interface Outcome {
+  ms: number;
+  error?: string;
+}
+
+/** Runs `count` calls at once; each one's time, or its error. */
+async function allAtOnce(count: number, call: (index: number) => Promise<unknown>): Promise<[Outcome[], number]> {
+  return timed(() =>
+    Promise.all(
+      Array.from({ length: count }, async (_, index) => {
+        const start = process.hrtime.bigint();
+        try {
+          await call(index);
+          return { ms: Number(process.hrtime.bigint() - start) / 1e6 };
+        } catch (error) {
+          return { ms: Number(process.hrtime.bigint() - start) / 1e6, error: (error as Error).message };
+        }
+      }),
+    ),
+  );
+}
+
+const summary = (outcomes: Outcome[], wallMs: number) => {
+  const errors = outcomes.filter((outcome) => outcome.error);
+  const first = errors[0]?.error ? ` (first: ${errors[0].error.slice(0, 120)})` : '';
+  return `${spreadOf(outcomes.map((outcome) => outcome.ms))}, wall ${(wallMs / 1000).toFixed(2)} s, ${errors.length} error(s)${first}`;
+};
+
+/** `count` concurrent `POST /vm/new_root?wait_boot=true`, then `count` concurrent deletes, through the API. */
+export async function benchConcurrentMachines(hypervisor: 'sandbox' | 'qemu', count: number): Promise<void> {
+  const bench = await startBenchArbor({ HYPERVISOR: hypervisor });
+  try {
+    const vms: string[] = [];
+    const [created, createWall] = await allAtOnce(count, async () => {
+      const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { mem_size_mib: 128, fs_size_mib: 256 } });
+      vms.push(vm_id);
+    });
+    const [deleted, deleteWall] = await allAtOnce(vms.length, (index) => bench.call('DELETE', `/api/v1/vm/${vms[index]}`));
+    console.log(`${count} machines at once (${hypervisor}, embedded service, real HTTP)`);
+    report([
+      [`${count} concurrent POST /vm/new_root?wait_boot=true`, summary(created, createWall)],
+      [`${vms.length} concurrent DELETE /vm/{id}`, summary(deleted, deleteWall)],
+    ]);
+  } finally {
+    await bench.stop();
+  }
+}
