@@ -29,7 +29,7 @@ async function startBenchApi(): Promise<BenchApi> {
   const config = loadConfig({ ...process.env, ARBOR_DATA_DIR: dir, PORT: '0', EVENTSTORE_URL: '', MONGODB_URL: '' });
   const infra = await openInfrastructure(config);
   const { created_key } = await bootstrapAdminKey(infra.eventStore, config);
-  const app = await createApiApp(infra, { logger: false });
+  const app = await createApiApp(infra);
   await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
   const key = created_key!;

@@ -201,7 +201,7 @@ describe('exec (HTTP, sandbox driver)', () => {
     expect(decode(first).toString()).toBe('1\n');
     // Stop the HTTP app and start a new one on the same stores and port; the worker keeps running.
     await arbor.app.close();
-    restartedApi = await createApiApp(arbor.infra, { logger: false });
+    restartedApi = await createApiApp(arbor.infra);
     await restartedApi.listen(Number(new URL(arbor.url).port), '0.0.0.0');
     const res = await streamed(`/api/v1/vm/${vmId}/exec/stream/attach`, { exec_id: id });
     expect(decode(res.lines).toString()).toBe('1\n2\n3\n4\n5\n');

@@ -9,6 +9,7 @@ import { ErrorFilter } from './http/error.filter';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor';
 import { InfrastructureModule } from './infrastructure.module';
 import { KeysController } from './keys/keys.controller';
+import { MetricsModule } from './metrics/metrics.module';
 import { SystemController } from './system/system.controller';
 import { VmsModule } from './vms/vms.module';
 import { CommitsModule } from './commits/commits.module';
@@ -32,6 +33,7 @@ const FEATURE_MODULES = [
   SshKeysModule,
   EnvVarsModule,
   WebhooksModule,
+  MetricsModule,
 ];
 
 @Module({})

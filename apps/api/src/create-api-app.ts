@@ -4,21 +4,31 @@ import { type NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Infrastructure } from '@arbor/application';
 import { EVENT_CATALOGUE } from '@arbor/domain';
+import { type Log, silentLog } from '@arbor/observability';
 import { ApiModule } from './api.module';
+import { NestLog } from './http/nest-log';
+import { requestObserver } from './http/request-observer';
 import { readBuildInfo } from './system/build-info';
 import { EdgeValidationPipe } from './http/validation.pipe';
 
 /** Largest JSON body accepted (file uploads of later issues set their own limit). */
 export const JSON_BODY_LIMIT = '16mb';
 
-/** Builds the HTTP app on opened stores: validation, errors, OpenAPI at /api/docs. */
-export async function createApiApp(infra: Infrastructure, options: { logger?: boolean } = {}): Promise<INestApplication> {
+/**
+ * Builds the HTTP app on opened stores: validation, errors, OpenAPI at /api/docs, /metrics; every
+ * request logged (one line once answered) and measured.
+ */
+export async function createApiApp(infra: Infrastructure, options: { log?: Log } = {}): Promise<INestApplication> {
+  const log = options.log ?? silentLog;
   const app = await NestFactory.create<NestExpressApplication>(ApiModule.register(infra), {
-    logger: options.logger === false ? false : ['error', 'warn'],
+    logger: new NestLog(log),
     bodyParser: false,
   });
+  const observer = requestObserver(log);
+  app.use(observer.begin);
   // Parse JSON whatever the content type says: several SDKs send bodies without one.
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT, type: () => true });
+  app.use(observer.resume);
   app.useGlobalPipes(new EdgeValidationPipe());
   app.getHttpAdapter().getInstance().disable('x-powered-by');
 

@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { join } from 'node:path';
 import { type ArborConfig, type Infrastructure, closeInfrastructure, openInfrastructure } from '@arbor/application';
 import type { HypervisorDriver } from '@arbor/hypervisor';
+import { createLog, infoLines, type Log } from '@arbor/observability';
 import { bootstrapAdminKey } from '../../api/src/bootstrap/bootstrap-admin-key';
 import { createApiApp } from '../../api/src/create-api-app';
 import { Projector } from '../../projector/src/projector';
@@ -31,11 +32,11 @@ export interface EmbeddedArbor {
  */
 export async function startEmbedded(
   config: ArborConfig,
-  options: { driver?: HypervisorDriver; log?: (line: string) => void; httpLogger?: boolean } = {},
+  options: { driver?: HypervisorDriver; log?: Log } = {},
 ): Promise<EmbeddedArbor> {
-  const log = options.log ?? ((line: string) => console.log(line));
-  const infra = await openInfrastructure(config, log);
-  const driver = options.driver ?? (await openDriver(config, log));
+  const log = options.log ?? createLog(config.log);
+  const infra = await openInfrastructure(config, infoLines(log));
+  const driver = options.driver ?? (await openDriver(config, infoLines(log.child({ component: 'hypervisor' }))));
   await driver.prepare();
   const projector = new Projector(infra.eventStore, infra.readModels, ALL_PROJECTIONS, log);
   await projector.start();
@@ -44,7 +45,7 @@ export async function startEmbedded(
   const webhooks = await openWebhookDeliverer(infra.eventStore, config, log);
   await webhooks.start();
   const bootstrap = await bootstrapAdminKey(infra.eventStore, config);
-  const app = await createApiApp(infra, { logger: options.httpLogger });
+  const app = await createApiApp(infra, { log });
   await app.listen(config.port, '0.0.0.0');
   const address = app.getHttpServer().address() as { port: number };
   return {

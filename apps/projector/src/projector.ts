@@ -1,6 +1,7 @@
 import { PROJECTOR_CHECKPOINT, toDomainEvent, upcast } from '@arbor/application';
 import { aggregateOfStream } from '@arbor/domain';
 import type { AllSubscription, EventStore, RecordedEvent } from '@arbor/event-store';
+import { type Log, reportFollowerLag, silentLog, withLogContext } from '@arbor/observability';
 import type { ReadModelStore } from '@arbor/read-models';
 import type { Projection } from './projections';
 
@@ -12,25 +13,34 @@ import type { Projection } from './projections';
 export class Projector {
   private subscription: AllSubscription | null = null;
   private running: Promise<void> | null = null;
+  /** The last position applied (the checkpoint), for the lag on /metrics. */
+  private applied: number | null = null;
+  private stopReportingLag: (() => void) | null = null;
+  private readonly log: Log;
 
   constructor(
     private readonly events: EventStore,
     private readonly readModels: ReadModelStore,
     private readonly projections: Projection[],
-    private readonly log: (line: string) => void = () => {},
-  ) {}
+    log: Log = silentLog,
+  ) {
+    this.log = log.child({ component: 'projector' });
+  }
 
   async start(): Promise<void> {
     for (const projection of this.projections) {
       for (const index of projection.indexes ?? []) await this.readModels.ensureIndex(index.collection, index.keys);
     }
     const checkpoint = await this.readModels.getCheckpoint(PROJECTOR_CHECKPOINT);
-    this.log(`projector: following the log after position ${checkpoint ?? 'start'}`);
+    this.applied = checkpoint;
+    this.stopReportingLag = reportFollowerLag('projector', { events: this.events, checkpoint: () => this.applied });
+    this.log.info(`projector: following the log after position ${checkpoint ?? 'start'}`);
     this.subscription = this.events.subscribeToAll(checkpoint === null ? {} : { after_position: checkpoint });
     this.running = this.follow(this.subscription);
   }
 
   async stop(): Promise<void> {
+    this.stopReportingLag?.();
     await this.subscription?.unsubscribe();
     await this.running;
     this.subscription = null;
@@ -57,15 +67,20 @@ export class Projector {
 
   private async follow(subscription: AllSubscription): Promise<void> {
     for await (const event of subscription) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await this.apply(event);
-          break;
-        } catch (error) {
-          // Never skip an event: retry it until it applies (or the projector is stopped).
-          this.log(`projector: event ${event.type} at ${event.position} failed (attempt ${attempt}): ${(error as Error).message}`);
-          await new Promise((r) => setTimeout(r, Math.min(1000, 10 * 2 ** attempt)));
-        }
+      await withLogContext({ correlation_id: event.metadata.correlation_id }, () => this.applyUntilDone(event));
+      this.applied = event.position;
+    }
+  }
+
+  /** Never skips an event: retries it until it applies. */
+  private async applyUntilDone(event: RecordedEvent): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.apply(event);
+        return;
+      } catch (error) {
+        this.log.warn(`projector: event ${event.type} at ${event.position} failed (attempt ${attempt}): ${(error as Error).message}`);
+        await new Promise((r) => setTimeout(r, Math.min(1000, 10 * 2 ** attempt)));
       }
     }
   }

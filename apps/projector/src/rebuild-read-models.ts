@@ -1,4 +1,5 @@
 import type { Infrastructure } from '@arbor/application';
+import { type Log, silentLog } from '@arbor/observability';
 import { Projector } from './projector';
 import { ALL_PROJECTIONS } from './projections';
 import { replayLog } from './replay-log';
@@ -8,7 +9,7 @@ import { replayLog } from './replay-log';
  * events a commit (`replayLog`): the checkpoint stays exact, so a rebuild cut short leaves read
  * models a started projector carries on from.
  */
-export async function rebuildReadModels(infra: Infrastructure, log: (line: string) => void = () => {}): Promise<number> {
+export async function rebuildReadModels(infra: Infrastructure, log: Log = silentLog): Promise<number> {
   await new Projector(infra.eventStore, infra.readModels, ALL_PROJECTIONS, log).reset();
   return replayLog(infra.eventStore, infra.readModels);
 }

@@ -1,6 +1,7 @@
 import type { AggregateRepository } from '@arbor/application';
 import { Commit } from '@arbor/domain';
 import type { HypervisorDriver } from '@arbor/hypervisor';
+import { type Log, silentLog } from '@arbor/observability';
 import type { StreamReactor } from './stream-reactor';
 
 /**
@@ -14,7 +15,7 @@ export class CommitReactor implements StreamReactor {
   constructor(
     private readonly aggregates: AggregateRepository,
     private readonly driver: HypervisorDriver,
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: Log = silentLog,
   ) {}
 
   async react(commit_id: string): Promise<boolean> {
@@ -22,10 +23,10 @@ export class CommitReactor implements StreamReactor {
     if (state.status !== 'deleted' || !(await this.driver.getSnapshot(commit_id))) return false;
     try {
       await this.driver.deleteSnapshot(commit_id);
-      this.log(`worker: deleted the snapshot of commit ${commit_id}`);
+      this.log.info(`worker: deleted the snapshot of commit ${commit_id}`);
       return false;
     } catch (error) {
-      this.log(`worker: snapshot of deleted commit ${commit_id} kept for now: ${(error as Error).message}`);
+      this.log.warn(`worker: snapshot of deleted commit ${commit_id} kept for now: ${(error as Error).message}`);
       return true;
     }
   }

@@ -1,6 +1,7 @@
 import type { AggregateRepository } from '@arbor/application';
 import { Exec, isExecFinished, Vm, type ExecRequested } from '@arbor/domain';
 import type { ExecResult, HypervisorDriver } from '@arbor/hypervisor';
+import { type Log, silentLog } from '@arbor/observability';
 import { DEFAULT_BATCHING, ExecOutputBatcher, type ExecOutputBatcherOptions } from './exec-output-batcher';
 import { ExecRecorder } from './exec-recorder';
 import type { StreamReactor } from './stream-reactor';
@@ -40,7 +41,7 @@ export class ExecRunner implements StreamReactor {
     private readonly aggregates: AggregateRepository,
     private readonly driver: HypervisorDriver,
     private readonly placements: VmPlacements,
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: Log = silentLog,
     private readonly options: ExecRunnerOptions = {},
   ) {}
 
@@ -51,12 +52,12 @@ export class ExecRunner implements StreamReactor {
     // Another host's VM: its worker runs the command (and reports one cut off by its restart).
     if (await this.placements.elsewhere(exec.state.request!.vm_id)) return false;
     if (exec.state.status === 'started') {
-      this.log(`worker: exec ${exec_id} was cut off by a restart`);
+      this.log.warn(`worker: exec ${exec_id} was cut off by a restart`);
       await exec.record({ type: 'RecordExecFailed', reason: OUTCOME_UNKNOWN, now: new Date().toISOString() });
       return false;
     }
     const run = this.run(exec, exec.state.request!)
-      .catch((error) => this.log(`worker: exec ${exec_id} stopped: ${(error as Error).message}`))
+      .catch((error) => this.log.warn(`worker: exec ${exec_id} stopped: ${(error as Error).message}`))
       .finally(() => runningHere.delete(exec_id));
     runningHere.set(exec_id, run);
     return true;

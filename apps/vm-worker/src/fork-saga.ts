@@ -12,6 +12,7 @@ import {
   type ForkState,
 } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
+import { type Log, silentLog } from '@arbor/observability';
 import type { StreamReactor } from './stream-reactor';
 
 /**
@@ -43,7 +44,7 @@ export class ForkSaga implements StreamReactor {
 
   constructor(
     private readonly aggregates: AggregateRepository,
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: Log = silentLog,
     private readonly options: ForkSagaOptions = {},
   ) {
     this.holds = new TagHolds(aggregates);
@@ -54,7 +55,7 @@ export class ForkSaga implements StreamReactor {
     const { state } = await this.aggregates.load(Fork, fork_id);
     if (state.stage === 'none' || state.stage === 'forked' || state.stage === 'failed') return false;
     const run = this.run(fork_id)
-      .catch((error) => this.log(`worker: fork ${fork_id} stopped, the next resync goes on: ${(error as Error).message}`))
+      .catch((error) => this.log.warn(`worker: fork ${fork_id} stopped, the next resync goes on: ${(error as Error).message}`))
       .finally(() => runningHere.delete(fork_id));
     runningHere.set(fork_id, run);
     return true;
@@ -79,7 +80,7 @@ export class ForkSaga implements StreamReactor {
           await step.tagCommit();
           break;
         case 'aborting':
-          this.log(`worker: fork ${fork_id} failed (${state.failure!.reason}); removing what it made`);
+          this.log.warn(`worker: fork ${fork_id} failed (${state.failure!.reason}); removing what it made`);
           await step.cleanUp();
           break;
         default:

@@ -11,6 +11,7 @@ import {
 } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import { GuestFileError, MachineNotFoundError, MachineStateError, type HypervisorDriver } from '@arbor/hypervisor';
+import { type Log, silentLog } from '@arbor/observability';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
 
@@ -28,7 +29,7 @@ export class GuestFileReactor implements StreamReactor {
     private readonly aggregates: AggregateRepository,
     private readonly driver: HypervisorDriver,
     private readonly placements: VmPlacements,
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: Log = silentLog,
   ) {}
 
   /** Never needs a resync: a request is answered (or failed) by the reaction it triggers. */
@@ -43,7 +44,7 @@ export class GuestFileReactor implements StreamReactor {
       await this.record(op_id, intent, outcome);
     } catch (error) {
       const reason = (error as Error).message;
-      this.log(`worker: guest file operation ${op_id} failed: ${reason}`);
+      this.log.warn(`worker: guest file operation ${op_id} failed: ${reason}`);
       await this.record(op_id, intent, { type: 'RecordFileOperationFailed', kind: failureKind(error), reason });
     }
     return false;

@@ -1,5 +1,6 @@
 import type { AggregateRepository } from '@arbor/application';
 import type { HypervisorDriver } from '@arbor/hypervisor';
+import type { Log } from '@arbor/observability';
 import { CommitReactor } from './commit-reactor';
 import { ExecRunner } from './exec-runner';
 import { ForkSaga } from './fork-saga';
@@ -9,7 +10,7 @@ import type { VmPlacements } from './vm-placements';
 import { VmReconciler } from './vm-reconciler';
 
 /** Every reactor the worker runs, one per aggregate it acts on; VM work only for VMs placed here. */
-export function createReactors(aggregates: AggregateRepository, driver: HypervisorDriver, placements: VmPlacements, log: (line: string) => void): StreamReactor[] {
+export function createReactors(aggregates: AggregateRepository, driver: HypervisorDriver, placements: VmPlacements, log: Log): StreamReactor[] {
   return [
     new VmReconciler(aggregates, driver, placements, log),
     new CommitReactor(aggregates, driver, log),

@@ -2,6 +2,7 @@ import { causedBy, type AggregateRepository, type CommandContext } from '@arbor/
 import { Commit, deterministicUuid, DomainError, Vm, type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import type { HypervisorDriver, MachineState } from '@arbor/hypervisor';
+import { type Log, silentLog } from '@arbor/observability';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
 
@@ -18,7 +19,7 @@ export class VmReconciler implements StreamReactor {
     private readonly aggregates: AggregateRepository,
     private readonly driver: HypervisorDriver,
     private readonly placements: VmPlacements,
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: Log = silentLog,
   ) {}
 
   async discover(): Promise<string[]> {
@@ -97,7 +98,7 @@ export class VmReconciler implements StreamReactor {
     }
     const config = state.config!;
     const identity = { hostname: vm_id, ssh_authorized_key: state.ssh_public_key };
-    this.log(`worker: creating ${vm_id} on ${this.driver.name}${state.parent_commit_id ? ` from commit ${state.parent_commit_id}` : ''}`);
+    this.log.info(`worker: creating ${vm_id} on ${this.driver.name}${state.parent_commit_id ? ` from commit ${state.parent_commit_id}` : ''}`);
     try {
       if (state.parent_commit_id) {
         await this.driver.startFromSnapshot(state.parent_commit_id, { vm_id, env: state.env, identity });
@@ -122,8 +123,8 @@ export class VmReconciler implements StreamReactor {
    * that the next reconcile destroys (the stream stays known until it succeeds).
    */
   private async failBoot(vm_id: string, state: VmState, reason: string, intent: RecordedEvent | null) {
-    this.log(`worker: creating ${vm_id} failed: ${reason}`);
-    await this.driver.destroy(vm_id).catch((error) => this.log(`worker: cleaning up ${vm_id} failed: ${(error as Error).message}`));
+    this.log.warn(`worker: creating ${vm_id} failed: ${reason}`);
+    await this.driver.destroy(vm_id).catch((error) => this.log.warn(`worker: cleaning up ${vm_id} failed: ${(error as Error).message}`));
     await this.releaseCommit(vm_id, state, intent);
     await this.record(vm_id, { type: 'RecordVmBootFailed', reason, now: new Date().toISOString() }, intent);
   }
@@ -221,7 +222,7 @@ export class VmReconciler implements StreamReactor {
   }
 
   private async destroyOrphan(vm_id: string) {
-    this.log(`worker: destroying ${vm_id}: the log does not want it on this host`);
+    this.log.info(`worker: destroying ${vm_id}: the log does not want it on this host`);
     await this.driver.destroy(vm_id);
   }
 

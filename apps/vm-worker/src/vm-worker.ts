@@ -2,6 +2,8 @@ import { AggregateRepository } from '@arbor/application';
 import { aggregateOfStream, type AnyAggregate } from '@arbor/domain';
 import type { AllSubscription, EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
+import { type Log, reportFollowerLag, silentLog, withLogContext } from '@arbor/observability';
+import { instrumentDriver } from './instrumented-driver';
 import type { StreamReactor } from './stream-reactor';
 import { createReactors } from './reactors';
 import { VmPlacements } from './vm-placements';
@@ -17,7 +19,7 @@ export interface VmWorkerOptions {
   workerId: string;
   /** How often every known entity is compared with the host again (level-triggered resync). */
   resyncIntervalMs?: number;
-  log?: (line: string) => void;
+  log?: Log;
 }
 
 /**
@@ -31,7 +33,10 @@ export class VmWorker {
   private readonly reactors: Map<AnyAggregate, StreamReactor>;
   private readonly workerId: string;
   private readonly stateFile: WorkerStateFile;
-  private readonly log: (line: string) => void;
+  private readonly log: Log;
+  /** The driver as the worker calls it: each call timed on /metrics. */
+  private readonly driver: HypervisorDriver;
+  private stopReportingLag: (() => void) | null = null;
   /** Streams that still need this host's attention (resynced periodically). */
   private readonly known = new Set<string>();
   private readonly queues = new Map<string, Promise<void>>();
@@ -47,13 +52,14 @@ export class VmWorker {
 
   constructor(
     private readonly events: EventStore,
-    private readonly driver: HypervisorDriver,
+    driver: HypervisorDriver,
     private readonly options: VmWorkerOptions,
   ) {
-    this.log = options.log ?? (() => {});
+    this.log = (options.log ?? silentLog).child({ component: 'worker' });
+    this.driver = instrumentDriver(driver);
     this.workerId = options.workerId;
     const aggregates = new AggregateRepository(events);
-    const reactors = createReactors(aggregates, driver, new VmPlacements(aggregates, this.workerId), this.log);
+    const reactors = createReactors(aggregates, this.driver, new VmPlacements(aggregates, this.workerId), this.log);
     this.reactors = new Map(reactors.map((reactor) => [reactor.aggregate, reactor]));
     this.stateFile = new WorkerStateFile(options.stateFile);
   }
@@ -66,7 +72,8 @@ export class VmWorker {
     for (const reactor of this.reactors.values()) {
       for (const id of (await reactor.discover?.()) ?? []) this.known.add(reactor.aggregate.stream(id));
     }
-    this.log(`worker ${this.workerId}: ${this.driver.name} driver, ${this.known.size} known entit(ies), following the log after ${this.position ?? 'start'}`);
+    this.stopReportingLag = reportFollowerLag('worker', { events: this.events, checkpoint: () => this.position });
+    this.log.info(`worker ${this.workerId}: ${this.driver.name} driver, ${this.known.size} known entit(ies), following the log after ${this.position ?? 'start'}`);
     await Promise.all([...this.known].map((stream) => this.enqueue(stream)));
     this.subscription = this.events.subscribeToAll(this.position === null ? {} : { after_position: this.position });
     this.following = this.follow(this.subscription);
@@ -77,6 +84,7 @@ export class VmWorker {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopReportingLag?.();
     this.timers.forEach(clearInterval);
     await this.subscription?.unsubscribe();
     await this.following;
@@ -93,7 +101,9 @@ export class VmWorker {
     for await (const event of subscription) {
       const owned = this.reactorOf(event.stream_id) !== null;
       if (owned) this.known.add(event.stream_id);
-      this.track(event.position, owned ? this.enqueue(event.stream_id) : Promise.resolve());
+      // The reaction's log lines (the driver's too) carry the correlation id of the event it answers.
+      const reaction = owned ? withLogContext({ correlation_id: event.metadata.correlation_id }, () => this.enqueue(event.stream_id)) : Promise.resolve();
+      this.track(event.position, reaction);
     }
   }
 
@@ -109,7 +119,7 @@ export class VmWorker {
           if (!(await reactor.react(id))) this.known.delete(stream);
           return;
         } catch (error) {
-          this.log(`worker: reacting to ${stream} failed (attempt ${attempt}): ${(error as Error).message}`);
+          this.log.warn(`worker: reacting to ${stream} failed (attempt ${attempt}): ${(error as Error).message}`);
           if (attempt >= 5 || this.stopped) return; // the periodic resync tries again
           await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
         }
@@ -144,7 +154,7 @@ export class VmWorker {
     const state = { position: this.position, streams: [...this.known] };
     this.saving = this.saving
       .then(() => this.stateFile.write(state))
-      .catch((error) => this.log(`worker: saving the checkpoint failed (the next save tries again): ${(error as Error).message}`));
+      .catch((error) => this.log.warn(`worker: saving the checkpoint failed (the next save tries again): ${(error as Error).message}`));
     return this.saving;
   }
 }

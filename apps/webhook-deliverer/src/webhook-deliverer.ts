@@ -1,6 +1,7 @@
 import { AggregateRepository, causedBy, type JsonStateFile, presentEvent, webhookRetryDelayMs, webhookSignatureHeaders, type WebhookSettings } from '@arbor/application';
 import { WebhookDelivery } from '@arbor/domain';
 import type { AllSubscription, EventStore, RecordedEvent } from '@arbor/event-store';
+import { type Log, reportFollowerLag, silentLog, webhookAttempts, withLogContext } from '@arbor/observability';
 import { delivererStateFile, type DelivererState } from './deliverer-state-file';
 import { registryChange, WebhookRegistry, type WebhookTarget } from './webhook-registry';
 import { sendWebhook, type SendWebhook, type WebhookResponse } from './webhook-sender';
@@ -16,7 +17,7 @@ export interface WebhookDelivererOptions {
   /** Deliveries under way (sending, or waiting to be tried again) before no more events are taken from the log (default 10,000). */
   maxPendingDeliveries?: number;
   send?: SendWebhook;
-  log?: (line: string) => void;
+  log?: Log;
 }
 
 /** A webhook's requests in flight, and whether it was deleted (its deliveries are then given up). */
@@ -69,7 +70,8 @@ export class WebhookDeliverer {
   private readonly aggregates: AggregateRepository;
   private readonly stateFile: JsonStateFile<DelivererState>;
   private readonly send: SendWebhook;
-  private readonly log: (line: string) => void;
+  private readonly log: Log;
+  private stopReportingLag: (() => void) | null = null;
   /** The webhooks as of the last event taken, and as of the checkpoint (what a restart starts from). */
   private live = new WebhookRegistry();
   private saved = new WebhookRegistry();
@@ -91,7 +93,7 @@ export class WebhookDeliverer {
     this.aggregates = new AggregateRepository(events);
     this.stateFile = delivererStateFile(options.stateFile);
     this.send = options.send ?? sendWebhook;
-    this.log = options.log ?? (() => {});
+    this.log = (options.log ?? silentLog).child({ component: 'webhooks' });
   }
 
   async start(): Promise<void> {
@@ -99,7 +101,8 @@ export class WebhookDeliverer {
     this.position = saved.position;
     this.saved = new WebhookRegistry(saved.webhooks);
     this.live = new WebhookRegistry(saved.webhooks);
-    this.log(`webhooks: ${saved.webhooks.length} webhook(s), following the log after ${this.position ?? 'start'}`);
+    this.stopReportingLag = reportFollowerLag('webhooks', { events: this.events, checkpoint: () => this.position });
+    this.log.info(`webhooks: ${saved.webhooks.length} webhook(s), following the log after ${this.position ?? 'start'}`);
     this.subscription = this.events.subscribeToAll(this.position === null ? {} : { after_position: this.position });
     this.following = this.follow(this.subscription);
     this.timer = setInterval(() => void this.saveCheckpoint(), 200);
@@ -109,6 +112,7 @@ export class WebhookDeliverer {
   async stop(): Promise<void> {
     if (this.stopping.signal.aborted) return;
     this.stopping.abort();
+    this.stopReportingLag?.();
     if (this.timer) clearInterval(this.timer);
     this.roomWaiters.splice(0).forEach((wake) => wake());
     await this.subscription?.unsubscribe();
@@ -139,7 +143,9 @@ export class WebhookDeliverer {
       let left = targets.length;
       entry.finished = left === 0;
       for (const target of targets) {
-        this.track(this.deliver(target, { id: event.id, stream_id: event.stream_id, revision: event.revision })).then((ended) => {
+        // The delivery's log lines carry the correlation id of the event it delivers.
+        const delivery = withLogContext({ correlation_id: event.metadata.correlation_id }, () => this.deliver(target, { id: event.id, stream_id: event.stream_id, revision: event.revision }));
+        this.track(delivery).then((ended) => {
           if (ended && --left === 0) entry.finished = true;
         });
       }
@@ -199,13 +205,15 @@ export class WebhookDeliverer {
         const outcome = response.ok ? { succeeded: true, status_code: response.status_code, error: null } : { succeeded: false, status_code: response.status_code, error: response.error };
         const record = { type: 'RecordWebhookAttempt' as const, ...id, org_id: target.org_id, event_type: event.type, event_position: event.position, attempt, max_attempts: this.options.settings.attempts, ...outcome, attempted_at, next_attempt_at };
         const recorded = await this.aggregates.handle(WebhookDelivery, id, record, causedBy(event, 'webhook', target.webhook_id, 'attempt', String(attempt)));
-        if (recorded.events.some((e) => e.type === 'WebhookDeliveryFailed')) {
-          this.log(`webhooks: ${event.type} ${event_id} to webhook ${target.webhook_id} failed after ${attempt} attempt(s): ${outcome.error}`);
+        const gaveUp = recorded.events.some((e) => e.type === 'WebhookDeliveryFailed');
+        if (recorded.events.length) webhookAttempts.inc({ result: response.ok ? 'delivered' : gaveUp ? 'failed' : 'retrying' });
+        if (gaveUp) {
+          this.log.warn(`webhooks: ${event.type} ${event_id} to webhook ${target.webhook_id} failed after ${attempt} attempt(s): ${outcome.error}`);
         }
         storeFailures = 0;
       } catch (error) {
         storeFailures++;
-        this.log(`webhooks: delivering ${event_id} to webhook ${target.webhook_id} hit a store error (tried again): ${(error as Error).message}`);
+        this.log.warn(`webhooks: delivering ${event_id} to webhook ${target.webhook_id} hit a store error (tried again): ${(error as Error).message}`);
         await sleepUntil(Date.now() + Math.min(30_000, 100 * 2 ** storeFailures), [this.stopping.signal]);
         if (this.stopped) return false;
       }
@@ -233,7 +241,7 @@ export class WebhookDeliverer {
     const state = { position: this.position, webhooks: this.saved.all() };
     this.saving = this.saving
       .then(() => this.stateFile.write(state))
-      .catch((error) => this.log(`webhooks: saving the checkpoint failed (the next save tries again): ${(error as Error).message}`));
+      .catch((error) => this.log.warn(`webhooks: saving the checkpoint failed (the next save tries again): ${(error as Error).message}`));
     return this.saving;
   }
 }

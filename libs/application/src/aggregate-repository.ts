@@ -1,5 +1,7 @@
 import { fold, type Aggregate, type DomainCommand, type DomainEvent } from '@arbor/domain';
 import { WrongExpectedVersionError, type EventStore, type RecordedEvent } from '@arbor/event-store';
+import { commandDuration, timed } from '@arbor/observability';
+import { commandResult } from './command-result';
 import type { CommandContext } from './command-context';
 import { commandEventId, toDomainEvent, toNewEvents, upcast } from './event-envelope';
 
@@ -49,7 +51,16 @@ export class AggregateRepository {
    * would judge it against its own outcome ("vm already exists"). It gets its first result back,
    * as of when it was appended, so the caller can go on waiting for what followed.
    */
-  async handle<Id, C extends DomainCommand, S, E extends DomainEvent>(
+  handle<Id, C extends DomainCommand, S, E extends DomainEvent>(
+    aggregate: Aggregate<Id, C, S, E>,
+    id: Id,
+    command: C,
+    context: CommandContext,
+  ): Promise<HandledCommand<E>> {
+    return timed(commandDuration, { aggregate: aggregate.name, command: command.type }, () => this.decideAndAppend(aggregate, id, command, context), commandResult);
+  }
+
+  private async decideAndAppend<Id, C extends DomainCommand, S, E extends DomainEvent>(
     aggregate: Aggregate<Id, C, S, E>,
     id: Id,
     command: C,

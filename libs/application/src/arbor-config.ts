@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { loadLogSettings, loadMetricsSettings, type LogSettings, type MetricsSettings } from '@arbor/observability';
 import { positiveSetting } from './settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
 
@@ -27,6 +28,10 @@ export interface ArborConfig {
   webhooks: WebhookSettings;
   /** How often a quiet live event stream sends a heartbeat comment, so clients and proxies see it is alive. */
   sseHeartbeatMs: number;
+  /** ARBOR_LOG_LEVEL, ARBOR_LOG_FORMAT. */
+  log: LogSettings;
+  /** ARBOR_METRICS_PORT, ARBOR_METRICS_TOKEN. */
+  metrics: MetricsSettings;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
@@ -49,5 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     orgName: env.ARBOR_ORG_NAME || 'default',
     webhooks: loadWebhookSettings(env),
     sseHeartbeatMs: positiveSetting(env, 'ARBOR_SSE_HEARTBEAT_MS', 15_000),
+    log: loadLogSettings(env),
+    metrics: loadMetricsSettings(env),
   };
 }

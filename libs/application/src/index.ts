@@ -1,5 +1,6 @@
 export * from './aggregate-repository';
 export * from './arbor-config';
+export * from './arbor-process';
 export * from './await-outcome';
 export * from './command-context';
 export * from './env-vars';

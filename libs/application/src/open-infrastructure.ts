@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { type EventStore, SqliteEventStore, EventStoreDbEventStore } from '@arbor/event-store';
 import { type ReadModelStore, SqliteReadModelStore, MongoReadModelStore } from '@arbor/read-models';
 import type { ArborConfig } from './arbor-config';
+import { countingAppends } from './counted-appends';
 import type { Infrastructure } from './infrastructure';
 
 /** Embedded files in the data directory (both WAL-mode SQLite, safe for several processes). */
@@ -13,11 +14,11 @@ export const READ_MODELS_DB = 'read-models.db';
 export function openEventStore(config: ArborConfig, log: (line: string) => void = () => {}): EventStore {
   if (config.eventStoreUrl) {
     log(`event store: EventStoreDB at ${redact(config.eventStoreUrl)}`);
-    return new EventStoreDbEventStore(config.eventStoreUrl);
+    return countingAppends(new EventStoreDbEventStore(config.eventStoreUrl));
   }
   mkdirSync(config.dataDir, { recursive: true });
   log(`event store: SQLite in ${config.dataDir}`);
-  return SqliteEventStore.open(join(config.dataDir, EVENTS_DB));
+  return countingAppends(SqliteEventStore.open(join(config.dataDir, EVENTS_DB)));
 }
 
 /** The read-model store the configuration selects: MongoDB when MONGODB_URL is set, else SQLite. */

@@ -1,7 +1,9 @@
 import type { Aggregate, DomainCommand, DomainEvent } from '@arbor/domain';
+import { operationDuration, timed } from '@arbor/observability';
 import type { AggregateRepository, HandledCommand } from './aggregate-repository';
 import { awaitOutcome } from './await-outcome';
 import type { CommandContext } from './command-context';
+import { commandResult } from './command-result';
 import type { ProjectionWaiter } from './projection-waiter';
 
 /**
@@ -21,7 +23,16 @@ export class Operations {
    * Runs the command; when it appends an intent, waits until that intent is done (a failure is
    * thrown: the rule's DomainError), else until the read models show what it appended.
    */
-  async run<Id, C extends DomainCommand, S, E extends DomainEvent>(
+  run<Id, C extends DomainCommand, S, E extends DomainEvent>(
+    aggregate: Aggregate<Id, C, S, E>,
+    id: Id,
+    command: C,
+    context: CommandContext,
+  ): Promise<HandledCommand<E>> {
+    return timed(operationDuration, { aggregate: aggregate.name, command: command.type }, () => this.runAndWait(aggregate, id, command, context), commandResult);
+  }
+
+  private async runAndWait<Id, C extends DomainCommand, S, E extends DomainEvent>(
     aggregate: Aggregate<Id, C, S, E>,
     id: Id,
     command: C,

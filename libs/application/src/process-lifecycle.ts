@@ -1,13 +1,15 @@
+import type { Log } from '@arbor/observability';
+
 /** Waits for SIGINT/SIGTERM, then shuts down cleanly (a second signal exits at once). */
-export function runUntilSignalled(shutdown: () => Promise<void>): Promise<void> {
+export function runUntilSignalled(shutdown: () => Promise<void>, log: Log): Promise<void> {
   return new Promise((resolve) => {
     let stopping = false;
     const onSignal = (signal: string) => {
       if (stopping) process.exit(1);
       stopping = true;
-      console.log(`arbor: ${signal}, shutting down`);
+      log.info(`arbor: ${signal}, shutting down`);
       shutdown()
-        .catch((error) => console.error(`arbor: shutdown failed: ${(error as Error).message}`))
+        .catch((error) => log.error(`arbor: shutdown failed: ${(error as Error).message}`))
         .finally(() => resolve());
     };
     process.once('SIGINT', () => onSignal('SIGINT'));

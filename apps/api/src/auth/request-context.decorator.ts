@@ -1,7 +1,9 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { CommandContext } from '@arbor/application';
 import { deterministicUuid, UUID_PATTERN } from '@arbor/domain';
+import { correlateRequest, requestCorrelationId } from '../http/request-observer';
 import type { AuthenticatedRequest } from './api-key.guard';
 import type { Principal } from './principal';
 
@@ -14,18 +16,22 @@ export interface RequestContext {
 
 /**
  * The caller and the command context of this request. With an X-Idempotency-Key the command id
- * (and so every id derived from it) is the same on each retry of the logical call.
+ * (and so every id derived from it) is the same on each retry of the logical call. The correlation
+ * id is the client's X-Correlation-Id, else the command id; without either header the command id
+ * is the id the request's log lines already carry, so its lines and its events share one id.
  */
 export const Ctx = createParamDecorator((_: unknown, context: ExecutionContext): RequestContext => {
   const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
   const principal = request.principal;
   const header = request.headers['x-idempotency-key'];
   const idempotency_key = typeof header === 'string' && header.length > 0 ? header : null;
+  const correlationHeader = request.headers['x-correlation-id'];
+  const clientCorrelation = typeof correlationHeader === 'string' && UUID_PATTERN.test(correlationHeader) ? correlationHeader : null;
   const command_id = idempotency_key
     ? deterministicUuid(principal.org_id, request.method, request.path, idempotency_key)
-    : randomUUID();
-  const correlationHeader = request.headers['x-correlation-id'];
-  const correlation_id = typeof correlationHeader === 'string' && UUID_PATTERN.test(correlationHeader) ? correlationHeader : command_id;
+    : ((clientCorrelation ? null : requestCorrelationId(request)) ?? randomUUID());
+  const correlation_id = clientCorrelation ?? command_id;
+  correlateRequest(request, context.switchToHttp().getResponse<Response>(), correlation_id);
   return {
     principal,
     idempotency_key,

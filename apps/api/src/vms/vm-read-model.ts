@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { waitUntil, ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
 import { notFound } from '@arbor/domain';
-import { READ_MODEL_STORE, type ReadModelStore, VMS_COLLECTION, type VmDocument } from '@arbor/read-models';
+import { READ_MODEL_STORE, type ReadModelStore, VMS_COLLECTION, type VmDocument, type VmReadState } from '@arbor/read-models';
 import { HttpError } from '../http/http-error';
 
 /** Reads of the `vms` read model, always scoped to the caller's org. */
@@ -27,6 +27,13 @@ export class VmReadModel {
     const vm = await this.find(org_id, vm_id);
     if (!vm || vm.deleted_at) throw notFound('vm');
     return vm;
+  }
+
+  /** Every org's VMs that are not deleted, counted by state: for /metrics, never for a caller. */
+  async countByStateInstallationWide(): Promise<Record<VmReadState, number>> {
+    const states: VmReadState[] = ['booting', 'running', 'paused', 'dead'];
+    const counts = await Promise.all(states.map((state) => this.readModels.count(VMS_COLLECTION, { deleted_at: null, state })));
+    return Object.fromEntries(states.map((state, i) => [state, counts[i]])) as Record<VmReadState, number>;
   }
 
   async list(org_id: string): Promise<VmDocument[]> {
