@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type ArborConfig } from '@arbor/application';
 import type { HypervisorDriver } from '@arbor/hypervisor';
-import { silentLog } from '@arbor/observability';
+import { type Log, silentLog } from '@arbor/observability';
 import { startEmbedded, type EmbeddedArbor } from '../../apps/embedded/src/embedded';
 import { httpClient, type ApiAnswer, type RequestOptions } from './api-client';
 import { EMBEDDED_STORES } from './processes';
@@ -26,10 +26,10 @@ export type TestResponse = ApiAnswer;
  * It runs on the embedded stores even when EVENTSTORE_URL/MONGODB_URL are set for the real-server
  * contract suites: a test that wants the distributed adapters passes them in `env`.
  */
-export async function startTestArbor(options: { driver?: HypervisorDriver; env?: Record<string, string>; dataDir?: string } = {}): Promise<TestArbor> {
+export async function startTestArbor(options: { driver?: HypervisorDriver; env?: Record<string, string>; dataDir?: string; log?: Log } = {}): Promise<TestArbor> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'arbor-test-'));
   const config = loadConfig({ ...process.env, ...EMBEDDED_STORES, ARBOR_DATA_DIR: dataDir, PORT: '0', ARBOR_WAIT_TIMEOUT_MS: '60000', ...options.env });
-  const arbor = await startEmbedded(config, { driver: options.driver, log: silentLog });
+  const arbor = await startEmbedded(config, { driver: options.driver, log: options.log ?? silentLog });
   const adminKey = arbor.createdAdminKey ?? readFileSync(arbor.adminKeyFile, 'utf8').trim();
   const request = httpClient(arbor.url, adminKey);
   const bootVm: TestArbor['bootVm'] = async (vm_config = {}, opts = {}) => {

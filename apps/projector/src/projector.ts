@@ -15,7 +15,6 @@ export class Projector {
   private running: Promise<void> | null = null;
   /** The last position applied (the checkpoint), for the lag on /metrics. */
   private applied: number | null = null;
-  private stopReportingLag: (() => void) | null = null;
   private readonly log: Log;
 
   constructor(
@@ -33,14 +32,13 @@ export class Projector {
     }
     const checkpoint = await this.readModels.getCheckpoint(PROJECTOR_CHECKPOINT);
     this.applied = checkpoint;
-    this.stopReportingLag = reportFollowerLag('projector', { events: this.events, checkpoint: () => this.applied });
+    reportFollowerLag('projector', { events: this.events, checkpoint: () => this.applied });
     this.log.info(`projector: following the log after position ${checkpoint ?? 'start'}`);
     this.subscription = this.events.subscribeToAll(checkpoint === null ? {} : { after_position: checkpoint });
     this.running = this.follow(this.subscription);
   }
 
   async stop(): Promise<void> {
-    this.stopReportingLag?.();
     await this.subscription?.unsubscribe();
     await this.running;
     this.subscription = null;

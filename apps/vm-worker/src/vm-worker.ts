@@ -36,7 +36,6 @@ export class VmWorker {
   private readonly log: Log;
   /** The driver as the worker calls it: each call timed on /metrics. */
   private readonly driver: HypervisorDriver;
-  private stopReportingLag: (() => void) | null = null;
   /** Streams that still need this host's attention (resynced periodically). */
   private readonly known = new Set<string>();
   private readonly queues = new Map<string, Promise<void>>();
@@ -72,7 +71,7 @@ export class VmWorker {
     for (const reactor of this.reactors.values()) {
       for (const id of (await reactor.discover?.()) ?? []) this.known.add(reactor.aggregate.stream(id));
     }
-    this.stopReportingLag = reportFollowerLag('worker', { events: this.events, checkpoint: () => this.position });
+    reportFollowerLag('worker', { events: this.events, checkpoint: () => this.position });
     this.log.info(`worker ${this.workerId}: ${this.driver.name} driver, ${this.known.size} known entit(ies), following the log after ${this.position ?? 'start'}`);
     await Promise.all([...this.known].map((stream) => this.enqueue(stream)));
     this.subscription = this.events.subscribeToAll(this.position === null ? {} : { after_position: this.position });
@@ -84,7 +83,6 @@ export class VmWorker {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.stopReportingLag?.();
     this.timers.forEach(clearInterval);
     await this.subscription?.unsubscribe();
     await this.following;

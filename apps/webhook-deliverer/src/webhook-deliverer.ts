@@ -71,7 +71,6 @@ export class WebhookDeliverer {
   private readonly stateFile: JsonStateFile<DelivererState>;
   private readonly send: SendWebhook;
   private readonly log: Log;
-  private stopReportingLag: (() => void) | null = null;
   /** The webhooks as of the last event taken, and as of the checkpoint (what a restart starts from). */
   private live = new WebhookRegistry();
   private saved = new WebhookRegistry();
@@ -101,7 +100,7 @@ export class WebhookDeliverer {
     this.position = saved.position;
     this.saved = new WebhookRegistry(saved.webhooks);
     this.live = new WebhookRegistry(saved.webhooks);
-    this.stopReportingLag = reportFollowerLag('webhooks', { events: this.events, checkpoint: () => this.position });
+    reportFollowerLag('webhooks', { events: this.events, checkpoint: () => this.position });
     this.log.info(`webhooks: ${saved.webhooks.length} webhook(s), following the log after ${this.position ?? 'start'}`);
     this.subscription = this.events.subscribeToAll(this.position === null ? {} : { after_position: this.position });
     this.following = this.follow(this.subscription);
@@ -112,7 +111,6 @@ export class WebhookDeliverer {
   async stop(): Promise<void> {
     if (this.stopping.signal.aborted) return;
     this.stopping.abort();
-    this.stopReportingLag?.();
     if (this.timer) clearInterval(this.timer);
     this.roomWaiters.splice(0).forEach((wake) => wake());
     await this.subscription?.unsubscribe();

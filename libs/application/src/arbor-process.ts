@@ -1,4 +1,4 @@
-import { collectProcessMetrics, createLog, DEFAULT_LOG_SETTINGS, type Log } from '@arbor/observability';
+import { createLog, DEFAULT_LOG_SETTINGS, type Log } from '@arbor/observability';
 import { type ArborConfig, loadConfig } from './arbor-config';
 import { runUntilSignalled } from './process-lifecycle';
 
@@ -13,7 +13,6 @@ export function runArborProcess(app: string, start: (config: ArborConfig, log: L
   const run = async () => {
     const config = loadConfig();
     log = createLog(config.log).child({ app });
-    collectProcessMetrics();
     const shutdown = await start(config, log);
     if (shutdown) await runUntilSignalled(shutdown, log);
   };

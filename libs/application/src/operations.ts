@@ -1,5 +1,5 @@
 import type { Aggregate, DomainCommand, DomainEvent } from '@arbor/domain';
-import { operationDuration, timed } from '@arbor/observability';
+import { intentDuration, operationDuration, timed } from '@arbor/observability';
 import type { AggregateRepository, HandledCommand } from './aggregate-repository';
 import { awaitOutcome } from './await-outcome';
 import type { CommandContext } from './command-context';
@@ -53,9 +53,11 @@ export class Operations {
    * Waits for the first event after `afterRevision` that ends `intent` (see awaitOutcome), then
    * for the read models to show it and whatever was appended with it; throws when it ended in failure.
    */
-  async settle<Id, E extends DomainEvent>(aggregate: Aggregate<Id, any, any, E>, id: Id, intent: E['type'], afterRevision: number): Promise<void> {
-    const { outcome, position } = await awaitOutcome(this.aggregates.store, aggregate, id, intent, afterRevision, this.timeoutMs);
-    await this.projection.waitFor(position);
-    if (!outcome.succeeded) throw outcome.error;
+  settle<Id, E extends DomainEvent>(aggregate: Aggregate<Id, any, any, E>, id: Id, intent: E['type'], afterRevision: number): Promise<void> {
+    return timed(intentDuration, { aggregate: aggregate.name, intent }, async () => {
+      const { outcome, position } = await awaitOutcome(this.aggregates.store, aggregate, id, intent, afterRevision, this.timeoutMs);
+      await this.projection.waitFor(position);
+      if (!outcome.succeeded) throw outcome.error;
+    }, commandResult);
   }
 }

@@ -16,14 +16,12 @@ export interface FollowerLag {
 const followers = new Map<string, LogFollower>();
 
 /**
- * Reports `follower`'s lag on /metrics under `name` until the returned function is called (when
- * it stops). One name per process: a later registration of the same name replaces the earlier.
+ * Reports `follower`'s lag on /metrics under `name` from now on: one follower of a name per
+ * process, the latest to start. A stopped follower is still reported (its lag grows, which is
+ * the truth about it) until it starts again or another takes its name.
  */
-export function reportFollowerLag(name: string, follower: LogFollower): () => void {
+export function reportFollowerLag(name: string, follower: LogFollower): void {
   followers.set(name, follower);
-  return () => {
-    if (followers.get(name) === follower) followers.delete(name);
-  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Log } from './log';
-import { metricsText } from './metrics';
+import { collectProcessMetrics, metricsText } from './metrics';
 import type { MetricsSettings } from './metrics-settings';
 import { scrapeAllowed } from './metrics-token';
 
@@ -18,6 +18,7 @@ export interface MetricsServer {
 export async function serveMetrics(settings: MetricsSettings, log: Log): Promise<MetricsServer | null> {
   const wanted = settings.port;
   if (wanted === null) return null;
+  collectProcessMetrics();
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0];
     if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {

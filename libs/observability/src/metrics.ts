@@ -32,6 +32,13 @@ export const operationDuration = new Histogram({
   buckets: LATENCY_BUCKETS,
 });
 
+export const intentDuration = new Histogram({
+  name: 'arbor_intent_duration_seconds',
+  help: "Waits of the api for an intent's outcome (Operations.settle: e.g. VmCreationRequested until VmBooted, then the read models): the worker's turnaround, by aggregate, intent event type and result",
+  labelNames: ['aggregate', 'intent', 'result'] as const,
+  buckets: LATENCY_BUCKETS,
+});
+
 export const driverOperationDuration = new Histogram({
   name: 'arbor_driver_operation_duration_seconds',
   help: 'Calls of the hypervisor driver port by the worker, by driver, operation and result (ok or error)',
@@ -94,7 +101,7 @@ export const vmsByState: Gauge<'state'> = new Gauge({
 
 let defaultsCollected = false;
 
-/** Adds Node's process metrics (CPU, memory, event loop delay, GC) under their standard names, once per process. */
+/** Adds Node's process metrics (CPU, memory, event loop delay, GC) under their standard names, once per process (by whatever serves /metrics). */
 export function collectProcessMetrics(): void {
   if (defaultsCollected) return;
   defaultsCollected = true;

@@ -5,6 +5,7 @@ import { from, mergeMap, of, type Observable } from 'rxjs';
 import { AggregateRepository, newCommandContext } from '@arbor/application';
 import { IdempotentResponse } from '@arbor/domain';
 import type { AuthenticatedRequest } from '../auth/api-key.guard';
+import { correlateCommand } from '../auth/request-context.decorator';
 import { HttpError } from './http-error';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -38,6 +39,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
           if (first.method !== request.method || first.path !== request.path) {
             throw new HttpError(422, 'X-Idempotency-Key was already used for a different request');
           }
+          // The replay is logged under the id the first attempt's events carry.
+          correlateCommand(request, response);
           response.status(first.status).setHeader('Idempotent-Replayed', 'true');
           return of(first.body ?? undefined);
         }

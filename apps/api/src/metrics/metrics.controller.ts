@@ -2,7 +2,7 @@ import { Controller, Get, Header, Headers, Inject, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
-import { metricsText, scrapeAllowed } from '@arbor/observability';
+import { collectProcessMetrics, metricsText, scrapeAllowed } from '@arbor/observability';
 import { Public } from '../auth/public.decorator';
 import { HttpError } from '../http/http-error';
 
@@ -14,7 +14,9 @@ import { HttpError } from '../http/http-error';
 @ApiExcludeController()
 @Controller()
 export class MetricsController {
-  constructor(@Inject(ARBOR_CONFIG) private readonly config: ArborConfig) {}
+  constructor(@Inject(ARBOR_CONFIG) private readonly config: ArborConfig) {
+    collectProcessMetrics();
+  }
 
   @Public()
   @Get('metrics')
