@@ -5,6 +5,7 @@ import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { pollUntil } from '../support/poll-until';
 import { type Scrape, scrapeMetrics } from '../support/prometheus-scrape';
+import { WebhookReceiver } from '../support/webhook-receiver';
 
 const UUID_ANYWHERE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 
@@ -103,6 +104,27 @@ describe('GET /metrics (embedded service, in-memory driver)', () => {
       await arbor.projector.start();
     }
     await caughtUp();
+  });
+
+  it('counts webhook delivery attempts by result', async () => {
+    const quick = await startTestArbor({ driver: new InMemoryDriver(), env: { ARBOR_WEBHOOK_RETRY_BASE_MS: '50' } });
+    const receiver = await WebhookReceiver.start();
+    receiver.answer = (n) => ({ status: n === 1 ? 500 : 200 });
+    try {
+      const attempts = async () => {
+        const now = await scrapeMetrics(`${quick.url}/metrics`);
+        return ['delivered', 'retrying', 'failed'].map((result) => now.value('arbor_webhook_delivery_attempts_total', { result }));
+      };
+      const before = await attempts();
+      expect((await quick.request('POST', '/arbor/v1/webhooks', { body: { url: receiver.url, event_types: ['EnvVarsSet'] } })).status).toBe(201);
+      expect((await quick.request('PUT', '/api/v1/env_vars', { body: { vars: { A: '1' } } })).status).toBe(200);
+      await pollUntil(async () => receiver.received.some((delivery) => delivery.status === 200));
+      await pollUntil(async () => (await attempts())[0] > before[0]);
+      expect((await attempts()).map((count, i) => count - before[i])).toEqual([1, 1, 0]);
+    } finally {
+      await receiver.close();
+      await quick.destroy();
+    }
   });
 
   it('answers a scrape only with the token when ARBOR_METRICS_TOKEN is set', async () => {
