@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@arbor/application';
 import type { HypervisorDriver } from '@arbor/hypervisor';
-import { silentLog } from '@arbor/observability';
+import { type Log, silentLog } from '@arbor/observability';
 import { startEmbedded, type EmbeddedArbor } from '../apps/embedded/src/embedded';
 
 export interface BenchArbor {
@@ -13,10 +13,10 @@ export interface BenchArbor {
   stop(): Promise<void>;
 }
 
-/** The embedded service on a fresh data directory, for benchmarks over real HTTP. */
-export async function startBenchArbor(env: Record<string, string> = {}, driver?: HypervisorDriver): Promise<BenchArbor> {
+/** The embedded service on a fresh data directory, for benchmarks over real HTTP (silent unless given a log). */
+export async function startBenchArbor(env: Record<string, string> = {}, driver?: HypervisorDriver, log: Log = silentLog): Promise<BenchArbor> {
   const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-'));
-  const arbor = await startEmbedded(loadConfig({ ...process.env, ARBOR_DATA_DIR: dir, PORT: '0', ...env }), { driver, log: silentLog });
+  const arbor = await startEmbedded(loadConfig({ ...process.env, ARBOR_DATA_DIR: dir, PORT: '0', ...env }), { driver, log });
   const headers = { authorization: `Bearer ${arbor.createdAdminKey}`, 'content-type': 'application/json' };
   return {
     arbor,

@@ -5,6 +5,7 @@ import { benchCommitAndBranch, benchParentsChain } from './commits.bench';
 import { benchConcurrentMachines } from './concurrency.bench';
 import { benchDriver } from './drivers.bench';
 import { benchExec } from './exec.bench';
+import { benchInstrumentation } from './instrumentation.bench';
 import { benchEventStore } from './event-store.bench';
 import { benchEventLog } from './event-log.bench';
 import { benchProjectionLag } from './projection-lag.bench';
@@ -22,6 +23,8 @@ async function main() {
   await benchEventLog();
   console.log('');
   await benchApiLatency();
+  console.log('');
+  await benchInstrumentation();
   console.log('');
   await benchReadModels();
   console.log('');
