@@ -26,7 +26,7 @@ describe('structured logs (embedded service, in-memory driver)', () => {
   const log = new CapturedLog();
 
   beforeAll(async () => {
-    arbor = await startTestArbor({ driver: new InMemoryDriver(), log: createLog({ level: 'trace', format: 'json' }, log) });
+    arbor = await startTestArbor({ driver: new InMemoryDriver(), env: { ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' }, log: createLog({ level: 'trace', format: 'json' }, log) });
   });
   afterAll(async () => {
     await arbor?.destroy();

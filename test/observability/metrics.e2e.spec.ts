@@ -107,7 +107,7 @@ describe('GET /metrics (embedded service, in-memory driver)', () => {
   });
 
   it('counts webhook delivery attempts by result', async () => {
-    const quick = await startTestArbor({ driver: new InMemoryDriver(), env: { ARBOR_WEBHOOK_RETRY_BASE_MS: '50' } });
+    const quick = await startTestArbor({ driver: new InMemoryDriver(), env: { ARBOR_WEBHOOK_RETRY_BASE_MS: '50', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' } });
     const receiver = await WebhookReceiver.start();
     receiver.answer = (n) => ({ status: n === 1 ? 500 : 200 });
     try {

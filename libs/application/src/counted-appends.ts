@@ -14,6 +14,7 @@ export function countingAppends(store: EventStore): EventStore {
     },
     readStream: (stream_id, options) => store.readStream(stream_id, options),
     readAll: (options) => store.readAll(options),
+    readAllSerialized: (options) => store.readAllSerialized(options),
     headPosition: () => store.headPosition(),
     subscribeToAll: (options) => store.subscribeToAll(options),
     close: () => store.close(),
