@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { get, type IncomingMessage } from 'node:http';
 import { newCommandContext, toNewEvents } from '@arbor/application';
 import { Vm, type VmLabelsSet } from '@arbor/domain';
 import type { EventStore } from '@arbor/event-store';
@@ -106,16 +107,20 @@ describe('event export (NDJSON, api as its own process)', () => {
     const pid = api.process().child.pid!;
     const baseline = rssOf(pid);
 
-    const response = await fetch(`${api.url}/api/v1/events/export?after=${start}`, { headers: { authorization: `Bearer ${api.adminKey}` } });
-    const reader = response.body!.getReader();
-    const first = await reader.read(); // the first lines come before the range could have been read
+    // A connection of its own (agent: false): the appends above outlast the server's keep-alive
+    // timeout, and a pooled connection from an earlier test may be closing just as it is reused.
+    const response = await new Promise<IncomingMessage>((resolve, reject) =>
+      get(`${api.url}/api/v1/events/export?after=${start}`, { agent: false, headers: { authorization: `Bearer ${api.adminKey}` } }, resolve).on('error', reject),
+    );
+    const reader: AsyncIterator<Buffer> = response[Symbol.asyncIterator]();
+    const first = await reader.next(); // the first lines come before the range could have been read
     expect(first.done).toBe(false);
     // Stop reading: a paced export waits for the socket; one that buffered would hold it all now.
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const paused = rssOf(pid);
-    let bytes = first.value!.length;
-    let lines = countLines(first.value!);
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    let bytes = first.value.length;
+    let lines = countLines(first.value);
+    for (let chunk = await reader.next(); !chunk.done; chunk = await reader.next()) {
       bytes += chunk.value.length;
       lines += countLines(chunk.value);
     }
