@@ -12,8 +12,9 @@ type Touched = Set<string> | 'any';
  * to the store as it is), and on `flush()`. Each commit holds whole events and names the last of
  * them, so the checkpoint stays exact: a crash leaves the store at the end of a committed batch.
  *
- * Only for a store nothing else writes while the replay runs (a rebuild with the projector
- * stopped, a throwaway store): a checkpoint that moved under the batch is an error, never a skip.
+ * Only for a store nothing else writes meanwhile (the live projector, the read models' only
+ * writer; a rebuild with the projector stopped; a throwaway store): a checkpoint that moved under
+ * the batch is an error, never a skip. One caller at a time: it does not await commits in parallel.
  */
 export class BatchedUnits implements ReadModelStore {
   private held: WriteOp[] = [];
@@ -43,15 +44,16 @@ export class BatchedUnits implements ReadModelStore {
     return true;
   }
 
-  /** Commits what is held as one unit. */
+  /** Commits what is held as one unit; a commit that fails keeps it held, for the next flush to try again. */
   async flush(): Promise<void> {
     if (!this.checkpoint) return;
     const [ops, checkpoint] = [this.held, this.checkpoint];
+    const committed = await this.store.commit(ops, checkpoint);
     this.held = [];
     this.touched.clear();
     this.heldUnits = 0;
     this.checkpoint = null;
-    if (!(await this.store.commit(ops, checkpoint))) {
+    if (!committed) {
       this.positions.clear();
       throw new Error(`read models: checkpoint ${checkpoint.name} moved past ${checkpoint.position} during a batched replay`);
     }

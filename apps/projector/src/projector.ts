@@ -3,12 +3,22 @@ import { aggregateOfStream } from '@arbor/domain';
 import type { AllSubscription, EventStore, RecordedEvent } from '@arbor/event-store';
 import { type Log, reportFollowerLag, silentLog, withLogContext } from '@arbor/observability';
 import type { ReadModelStore } from '@arbor/read-models';
+import { BatchedUnits } from './batched-units';
 import type { Projection } from './projections';
+
+/** The most events the live projector commits as one unit when it is behind. */
+const LIVE_BATCH_EVENTS = 256;
+const NOTHING_WAITING = Symbol('nothing waiting');
 
 /**
  * Follows the whole log from its checkpoint and keeps every read model. Each event's writes and
  * the checkpoint advance commit as one unit, and the store refuses a unit whose position is not
  * past the checkpoint: a crash at any point neither skips an event nor applies one twice.
+ *
+ * When it is behind, the events already at hand commit together (BatchedUnits: whole events, the
+ * checkpoint of the last, one transaction and fsync); as soon as no event is waiting, what is held
+ * commits, so a caught-up projector commits each event as it comes. It is the read models' only
+ * writer (run exactly one).
  */
 export class Projector {
   private subscription: AllSubscription | null = null;
@@ -54,30 +64,51 @@ export class Projector {
   }
 
   /** Applies one event (exposed for rebuilds and tests). Returns false if it was already applied. */
-  async apply(event: RecordedEvent): Promise<boolean> {
+  apply(event: RecordedEvent): Promise<boolean> {
+    return this.applyTo(this.readModels, event);
+  }
+
+  private async applyTo(readModels: ReadModelStore, event: RecordedEvent): Promise<boolean> {
     const aggregate = aggregateOfStream(event.stream_id);
     const recorded = upcast(event);
     const domainEvent = toDomainEvent(recorded);
     const projections = this.projections.filter((p) => !p.aggregates || (aggregate !== null && p.aggregates.includes(aggregate)));
-    const ops = (await Promise.all(projections.map((p) => p.project(domainEvent, recorded, this.readModels)))).flat();
-    return this.readModels.commit(ops, { name: PROJECTOR_CHECKPOINT, position: event.position });
+    const ops = (await Promise.all(projections.map((p) => p.project(domainEvent, recorded, readModels)))).flat();
+    return readModels.commit(ops, { name: PROJECTOR_CHECKPOINT, position: event.position });
   }
 
   private async follow(subscription: AllSubscription): Promise<void> {
-    for await (const event of subscription) {
-      await withLogContext({ correlation_id: event.metadata.correlation_id }, () => this.applyUntilDone(event));
-      this.applied = event.position;
+    const batch = new BatchedUnits(this.readModels, LIVE_BATCH_EVENTS);
+    const events = subscription[Symbol.asyncIterator]();
+    let taken = this.applied;
+    for (;;) {
+      const next = events.next();
+      // A subscription with events at hand answers within this turn; otherwise commit what is held, then wait.
+      let result = await Promise.race([next, new Promise<typeof NOTHING_WAITING>((resolve) => setImmediate(resolve, NOTHING_WAITING))]);
+      if (result === NOTHING_WAITING) {
+        await this.untilDone(`committing up to ${taken}`, () => batch.flush());
+        this.applied = taken;
+        result = await next;
+      }
+      if (result.done) break;
+      const event = result.value;
+      await withLogContext({ correlation_id: event.metadata.correlation_id }, () =>
+        this.untilDone(`event ${event.type} at ${event.position}`, () => this.applyTo(batch, event)),
+      );
+      taken = event.position;
     }
+    await this.untilDone(`committing up to ${taken}`, () => batch.flush());
+    this.applied = taken;
   }
 
-  /** Never skips an event: retries it until it applies. */
-  private async applyUntilDone(event: RecordedEvent): Promise<void> {
+  /** Never skips an event: retries the step until it succeeds (a failed commit keeps what it held). */
+  private async untilDone(what: string, step: () => Promise<unknown>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.apply(event);
+        await step();
         return;
       } catch (error) {
-        this.log.warn(`projector: event ${event.type} at ${event.position} failed (attempt ${attempt}): ${(error as Error).message}`);
+        this.log.warn(`projector: ${what} failed (attempt ${attempt}): ${(error as Error).message}`);
         await new Promise((r) => setTimeout(r, Math.min(1000, 10 * 2 ** attempt)));
       }
     }
