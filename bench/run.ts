@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { cpus, totalmem } from 'node:os';
 import { benchApiLatency } from './api-latency.bench';
+import { benchApiReads } from './api-reads.bench';
 import { benchCommitAndBranch, benchParentsChain } from './commits.bench';
 import { benchConcurrentMachines } from './concurrency.bench';
 import { benchDriver } from './drivers.bench';
@@ -23,6 +24,8 @@ async function main() {
   await benchEventLog();
   console.log('');
   await benchApiLatency();
+  console.log('');
+  await benchApiReads();
   console.log('');
   await benchInstrumentation();
   console.log('');
