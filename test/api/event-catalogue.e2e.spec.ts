@@ -4,28 +4,35 @@ import { EVENT_CATALOGUE } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg } from '../support/issue-key';
+import { startMailCatcher, type MailCatcher } from '../support/mail-catcher';
 import { pollUntil } from '../support/poll-until';
+import { freePort } from '../support/processes';
+import { newSshPublicKey } from '../support/ssh-keys';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
-/** Event types no request of this workload can produce yet (no operation appends them). */
-const NOT_PRODUCED = ['ApiKeyRevoked'];
+/** Event types no HTTP request appends (only the operator command `npm run arbor -- users unbind-key`). */
+const NOT_PRODUCED = ['SshKeyUnbound'];
 /** Appended, but never shown in the feed (internal bookkeeping). */
 const NOT_IN_FEED = ['IdempotentResponseRecorded'];
 
 /**
  * The event catalogue against a whole log: a workload that touches every aggregate (VMs and their
  * operations, commits, tags, repositories, a fork that works and one that fails, env vars, execs,
- * files, idempotent retries), then every event of the feed validates against its type's schema,
+ * files, idempotent retries, a sign-up by mail, members and keys), then every event of the feed validates against its type's schema,
  * secrets show redacted, and the catalogue is served and in the OpenAPI document.
  */
 describe('the event catalogue (HTTP, machines in memory)', () => {
   let arbor: TestArbor;
   let driver: InMemoryDriver;
+  let mail: MailCatcher;
   const receivers: WebhookReceiver[] = [];
 
   beforeAll(async () => {
     driver = new InMemoryDriver();
-    arbor = await startTestArbor({ driver, env: { ARBOR_RESYNC_INTERVAL_MS: '100', ARBOR_WEBHOOK_ATTEMPTS: '2', ARBOR_WEBHOOK_RETRY_BASE_MS: '20', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    mail = await startMailCatcher();
+    const port = await freePort();
+    const identity = { PORT: String(port), ARBOR_PUBLIC_URL: `http://127.0.0.1:${port}`, ARBOR_SMTP_URL: mail.url, ARBOR_KEY_USAGE_FLUSH_MS: '100' };
+    arbor = await startTestArbor({ driver, env: { ARBOR_RESYNC_INTERVAL_MS: '100', ARBOR_WEBHOOK_ATTEMPTS: '2', ARBOR_WEBHOOK_RETRY_BASE_MS: '20', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true', ...identity } });
     const other = await issueKeyForNewOrg(arbor.infra.eventStore, 'other');
     const ok = async (method: string, path: string, body?: unknown, options: { key?: string; status?: number; headers?: Record<string, string> } = {}) => {
       const res = await arbor.request(method, `/api/v1${path}`, { body, key: options.key, headers: options.headers });
@@ -85,8 +92,22 @@ describe('the event catalogue (HTTP, machines in memory)', () => {
     await ok('DELETE', `/vm/${doomed}`, undefined, { status: 200 });
     await ok('DELETE', `/vm/${vm}`, undefined, { status: 200 });
     await ok('DELETE', `/commits/${second}`, undefined, { status: 204 });
+    // People, orgs and keys: a sign-up by mail, a member invited, promoted and removed, a key made, used and revoked.
+    const ada = { email: 'ada@example.com', ssh_public_key: newSshPublicKey() };
+    expect((await arbor.request('POST', '/api/shell-auth', { key: null, body: ada })).status).toBe(200);
+    const link = /(http:\/\/\S+\/arbor\/v1\/shell-auth\/verify\?token=\S+)/.exec((await mail.next(ada.email)).text!)![1];
+    expect((await fetch(link, { method: 'POST' })).status).toBe(200);
+    expect((await arbor.request('POST', '/api/shell-auth/api-keys', { key: null, body: { ...ada, label: 'catalogue' } })).status).toBe(200);
+    const bob = (await arbor.request('POST', '/arbor/v1/org/members', { body: { email: 'bob@example.com', role: 'member' } })).json;
+    expect((await arbor.request('PATCH', `/arbor/v1/org/members/${bob.user_id}`, { body: { role: 'admin' } })).status).toBe(200);
+    expect((await arbor.request('DELETE', `/arbor/v1/org/members/${bob.user_id}`)).status).toBe(204);
+    const spare = (await arbor.request('POST', '/arbor/v1/keys', { body: { label: 'spare key' } })).json;
+    expect((await arbor.request('POST', '/api/v1/keys/validate', { key: spare.api_key })).status).toBe(200);
+    expect((await arbor.request('DELETE', `/arbor/v1/keys/${spare.api_key_id}`)).status).toBe(204);
+    await pollUntil(() => recorded('ApiKeyUsed'));
   }, 120_000);
   afterAll(async () => {
+    await mail?.close();
     await Promise.all(receivers.map((receiver) => receiver.close()));
     await arbor?.destroy();
   });

@@ -32,9 +32,16 @@ export interface RunningProcess {
  */
 export const EMBEDDED_STORES = { EVENTSTORE_URL: '', MONGODB_URL: '' } as const;
 
+/**
+ * Settings every test service starts with unless the test says otherwise: keys' usage is written
+ * down once an hour rather than every minute, so a test that counts the log's events never meets
+ * an ApiKeyUsed mid-way (the spec of `last_used_at` sets its own interval).
+ */
+export const TEST_SERVICE_DEFAULTS = { ARBOR_KEY_USAGE_FLUSH_MS: '3600000' } as const;
+
 /** Starts a built entry point with the test's environment, on the embedded stores unless `env` says otherwise. */
 export function startProcess(entry: string, env: Record<string, string>): RunningProcess {
-  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { ...process.env, ...EMBEDDED_STORES, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { ...process.env, ...EMBEDDED_STORES, ...TEST_SERVICE_DEFAULTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));

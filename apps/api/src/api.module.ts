@@ -2,8 +2,9 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import type { Infrastructure } from '@arbor/application';
-import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { ApiKeyGuard } from './auth/api-key.guard';
+import { AuthModule } from './auth/auth.module';
+import { ChangeGuard } from './auth/change.guard';
 import { EventsModule } from './events/events.module';
 import { ErrorFilter } from './http/error.filter';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor';
@@ -20,6 +21,8 @@ import { RepositoriesModule } from './repositories/repositories.module';
 import { SshKeysModule } from './ssh-keys/ssh-keys.module';
 import { EnvVarsModule } from './env-vars/env-vars.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { IdentityModule } from './identity/identity.module';
+import { ShellAuthModule } from './shell-auth/shell-auth.module';
 
 /** The feature modules of the API, one per resource family. */
 const FEATURE_MODULES = [
@@ -34,6 +37,8 @@ const FEATURE_MODULES = [
   EnvVarsModule,
   WebhooksModule,
   MetricsModule,
+  IdentityModule,
+  ShellAuthModule,
 ];
 
 @Module({})
@@ -41,11 +46,12 @@ export class ApiModule {
   static register(infra: Infrastructure): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfrastructureModule.forRoot(infra), CqrsModule.forRoot(), ...FEATURE_MODULES],
+      imports: [InfrastructureModule.forRoot(infra), CqrsModule.forRoot(), AuthModule, ...FEATURE_MODULES],
       controllers: [SystemController, KeysController],
       providers: [
-        ApiKeyAuthenticator,
+        // In this order: who the caller is, then whether their role lets them change what the route names.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_GUARD, useClass: ChangeGuard },
         { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
         { provide: APP_FILTER, useClass: ErrorFilter },
       ],

@@ -31,6 +31,8 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
   app.use(observer.resume);
   app.useGlobalPipes(new EdgeValidationPipe());
   app.getHttpAdapter().getInstance().disable('x-powered-by');
+  // Whose X-Forwarded-For names the client (rate limits, sign-in mail): none unless ARBOR_TRUST_PROXY says.
+  app.getHttpAdapter().getInstance().set('trust proxy', infra.config.trustProxy);
 
   const build = readBuildInfo();
   const document = SwaggerModule.createDocument(

@@ -1,11 +1,11 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { AggregateRepository, ARBOR_CONFIG, type Infrastructure, Operations, ProjectionWaiter, TagHolds } from '@arbor/application';
+import { AggregateRepository, ARBOR_CONFIG, Identity, type Infrastructure, Operations, ProjectionWaiter, TagHolds } from '@arbor/application';
 import { EVENT_STORE } from '@arbor/event-store';
 import { READ_MODEL_STORE } from '@arbor/read-models';
 
 /**
  * Hands the already-opened stores to Nest (the process that opened them owns their lifetime), with
- * what every handler runs commands through: the aggregate repository, Operations and TagHolds.
+ * what every handler runs commands through: the aggregate repository, Operations, TagHolds and Identity.
  */
 @Global()
 @Module({})
@@ -13,6 +13,7 @@ export class InfrastructureModule {
   static forRoot(infra: Infrastructure): DynamicModule {
     const aggregates = new AggregateRepository(infra.eventStore);
     const projection = new ProjectionWaiter(infra.readModels, infra.config.waitTimeoutMs);
+    const operations = new Operations(aggregates, projection, infra.config.waitTimeoutMs);
     return {
       module: InfrastructureModule,
       providers: [
@@ -21,10 +22,11 @@ export class InfrastructureModule {
         { provide: READ_MODEL_STORE, useValue: infra.readModels },
         { provide: ProjectionWaiter, useValue: projection },
         { provide: AggregateRepository, useValue: aggregates },
-        { provide: Operations, useValue: new Operations(aggregates, projection, infra.config.waitTimeoutMs) },
+        { provide: Operations, useValue: operations },
         { provide: TagHolds, useValue: new TagHolds(aggregates) },
+        { provide: Identity, useValue: new Identity(operations, aggregates, infra.readModels) },
       ],
-      exports: [ARBOR_CONFIG, EVENT_STORE, READ_MODEL_STORE, ProjectionWaiter, AggregateRepository, Operations, TagHolds],
+      exports: [ARBOR_CONFIG, EVENT_STORE, READ_MODEL_STORE, ProjectionWaiter, AggregateRepository, Operations, TagHolds, Identity],
     };
   }
 }

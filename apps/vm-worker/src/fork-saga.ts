@@ -219,9 +219,12 @@ class ForkStep {
     await this.aggregates.handle(Fork, this.request.fork_id, command, this.context(command.type));
   }
 
-  /** The context of a step: caused by the fork's request, its command id fixed by the step's name. */
+  /**
+   * The context of a step: caused by the fork's request, its command id fixed by the step's name,
+   * acted as the key that asked for the fork (what the steps make is that key's user's: the role rule).
+   */
   private context(step: string) {
-    return causedBy(this.intent, 'fork', step);
+    return { ...causedBy(this.intent, 'fork', step), actor_key_id: this.intent.metadata.actor_key_id };
   }
 }
 

@@ -77,7 +77,7 @@ describe('webhook deliverer', () => {
     await register('hook-all-2', 'org-2', ['*']);
     const vars1 = await setVar('org-1');
     const { key_id, secret_sha256 } = generateApiKey();
-    await aggregates.handle(ApiKey, key_id, { type: 'IssueApiKey', key_id, org_id: 'org-1', label: 'ci', secret_sha256, is_operator: false, now }, newCommandContext({ org_id: 'org-1', actor_key_id: null }));
+    await aggregates.handle(ApiKey, key_id, { type: 'IssueApiKey', key_id, org_id: 'org-1', user_id: 'user-1', label: 'ci', secret_sha256, is_operator: false, now }, newCommandContext({ org_id: 'org-1', actor_key_id: null }));
     const vars2 = await setVar('org-2');
     await start();
     await until('three deliveries', () => requests.length === 3 || undefined);

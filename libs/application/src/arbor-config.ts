@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { loadLogSettings, loadMetricsSettings, type LogSettings, type MetricsSettings } from '@arbor/observability';
 import { positiveSetting } from './settings';
+import { loadShellAuthSettings, loadTrustProxy, type ShellAuthSettings } from './shell-auth-settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
 
 /** Every setting Arbor reads, from the environment, in one place. */
@@ -32,6 +33,12 @@ export interface ArborConfig {
   log: LogSettings;
   /** ARBOR_METRICS_PORT, ARBOR_METRICS_TOKEN. */
   metrics: MetricsSettings;
+  /** Sign-in by e-mail (shell-auth): SMTP, links, sign-up. */
+  shellAuth: ShellAuthSettings;
+  /** Express's `trust proxy`: which proxies' X-Forwarded-For names the client. */
+  trustProxy: boolean | number | string;
+  /** How often each api process writes down the keys it saw used (their `last_used_at`, to the hour). */
+  keyUsageFlushMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
@@ -56,5 +63,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     sseHeartbeatMs: positiveSetting(env, 'ARBOR_SSE_HEARTBEAT_MS', 15_000),
     log: loadLogSettings(env),
     metrics: loadMetricsSettings(env),
+    shellAuth: loadShellAuthSettings(env, port),
+    trustProxy: loadTrustProxy(env),
+    keyUsageFlushMs: positiveSetting(env, 'ARBOR_KEY_USAGE_FLUSH_MS', 60_000),
   };
 }

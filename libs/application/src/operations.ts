@@ -4,6 +4,7 @@ import type { AggregateRepository, HandledCommand } from './aggregate-repository
 import { awaitOutcome } from './await-outcome';
 import type { CommandContext } from './command-context';
 import { commandResult } from './command-result';
+import type { CommandRunner } from './command-runner';
 import type { ProjectionWaiter } from './projection-waiter';
 
 /**
@@ -12,7 +13,7 @@ import type { ProjectionWaiter } from './projection-waiter';
  * intent (Aggregate.outcomes), then the read models (read-your-writes). Waiting is by polling the
  * stores, so it works the same when the worker and the projector run in other processes.
  */
-export class Operations {
+export class Operations implements CommandRunner {
   constructor(
     private readonly aggregates: AggregateRepository,
     private readonly projection: ProjectionWaiter,

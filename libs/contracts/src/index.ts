@@ -12,3 +12,5 @@ export * from './http/ssh-key.dto';
 export * from './http/exec.dto';
 export * from './http/repositories.dto';
 export * from './http/webhooks.dto';
+export * from './http/shell-auth.dto';
+export * from './http/identity.dto';

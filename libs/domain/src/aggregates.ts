@@ -1,3 +1,5 @@
+import { apiKeyUsageDecider } from './api-key/api-key-usage.decider';
+import { API_KEY_USAGE_EVENT_TYPES } from './api-key/api-key-usage.events';
 import { apiKeyDecider } from './api-key/api-key.decider';
 import { API_KEY_EVENT_TYPES } from './api-key/api-key.events';
 import { commitIdDecider } from './commit/commit-id.decider';
@@ -24,11 +26,17 @@ import { vmPlacementDecider } from './placement/vm-placement.decider';
 import { PLACEMENT_EVENT_TYPES } from './placement/vm-placement.events';
 import { repositoryDecider } from './repository/repository.decider';
 import { REPOSITORY_EVENT_TYPES } from './repository/repository.events';
+import { signInDecider } from './sign-in/sign-in.decider';
+import { SIGN_IN_EVENT_TYPES } from './sign-in/sign-in.events';
+import { sshKeyDecider } from './ssh-key/ssh-key.decider';
+import { SSH_KEY_EVENT_TYPES } from './ssh-key/ssh-key.events';
 import { defineAggregate, streamCategory, type AnyAggregate } from './shared/aggregate';
 import { systemBootstrapDecider } from './system/system-bootstrap.decider';
 import { SYSTEM_BOOTSTRAP_EVENT_TYPES } from './system/system-bootstrap.events';
 import { tagDecider } from './tag/tag.decider';
 import { TAG_EVENT_TYPES } from './tag/tag.events';
+import { userDecider } from './user/user.decider';
+import { USER_EVENT_TYPES } from './user/user.events';
 import { vmDecider } from './vm/vm.decider';
 import { VM_EVENT_TYPES } from './vm/vm.events';
 import { vmOutcomes } from './vm/vm.outcomes';
@@ -75,12 +83,26 @@ export const EnvVars = defineAggregate({ name: 'EnvVars', category: 'envvars', d
 export const Exec = defineAggregate({ name: 'Exec', category: 'exec', decider: execDecider, eventTypes: EXEC_EVENT_TYPES });
 /** `guestfile-<op id>`: one read or write of a file inside a VM, content included. */
 export const GuestFile = defineAggregate({ name: 'GuestFile', category: 'guestfile', decider: guestFileDecider, eventTypes: GUEST_FILE_EVENT_TYPES, outcomes: guestFileOutcomes });
-/** `org-<id>`. */
+/** `org-<id>`: an org and its members, each with a role (owner, admin, member). */
 export const Org = defineAggregate({ name: 'Org', category: 'org', decider: orgDecider, eventTypes: ORG_EVENT_TYPES });
 /** `orgname-<name>`: an org name's reservation (names are unique across the installation). */
 export const OrgName = defineAggregate({ name: 'OrgName', category: 'orgname', decider: orgNameDecider, eventTypes: ORG_NAME_EVENT_TYPES });
-/** `apikey-<key id>`: an API key of an org (a hash of its secret). */
+/** `apikey-<key id>`: a member's API key in an org (a hash of its secret); revocable. */
 export const ApiKey = defineAggregate({ name: 'ApiKey', category: 'apikey', decider: apiKeyDecider, eventTypes: API_KEY_EVENT_TYPES });
+/** `apikeyuse-<key id>-<hour>`: a key was used in that hour (its `last_used_at`, to the hour). */
+export const ApiKeyUsage = defineAggregate({
+  name: 'ApiKeyUsage',
+  category: 'apikeyuse',
+  decider: apiKeyUsageDecider,
+  eventTypes: API_KEY_USAGE_EVENT_TYPES,
+  key: ({ key_id, hour }: { key_id: string; hour: string }) => `${key_id}-${hour}`,
+});
+/** `user-<id>`: a person (an e-mail address, verified or not); the id follows from the address. */
+export const User = defineAggregate({ name: 'User', category: 'user', decider: userDecider, eventTypes: USER_EVENT_TYPES });
+/** `sshkey-<SHA-256 hex>`: an SSH public key and the one account it is bound to. */
+export const SshKey = defineAggregate({ name: 'SshKey', category: 'sshkey', decider: sshKeyDecider, eventTypes: SSH_KEY_EVENT_TYPES });
+/** `signin-<user id>`: the shell-auth sign-ins of an address: links sent, followed, used for a key. */
+export const SignIn = defineAggregate({ name: 'SignIn', category: 'signin', decider: signInDecider, eventTypes: SIGN_IN_EVENT_TYPES });
 /** `system-bootstrap`: the first start, which creates the first org and its admin key. */
 export const SystemBootstrap = defineAggregate({
   name: 'SystemBootstrap',
@@ -122,6 +144,10 @@ export const AGGREGATES: readonly AnyAggregate[] = [
   Org,
   OrgName,
   ApiKey,
+  ApiKeyUsage,
+  User,
+  SshKey,
+  SignIn,
   SystemBootstrap,
   IdempotentResponse,
   Webhook,

@@ -4,6 +4,7 @@ export * from './documents/commit.document';
 export * from './documents/commit-tag.document';
 export * from './documents/exec-log-entry.document';
 export * from './documents/org.document';
+export * from './documents/identity.document';
 export * from './documents/repository.document';
 export * from './documents/webhook.document';
 export { SqliteReadModelStore, type SqliteReadModelStoreOptions } from './sqlite/sqlite-read-model-store';

@@ -1,8 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AggregateRepository, createOrg, newCommandContext, type ArborConfig } from '@arbor/application';
-import { ApiKey, DomainError, generateApiKey, hashSecret, parseApiKey, requireName, SystemBootstrap, type SystemBootstrapped } from '@arbor/domain';
+import { AggregateRepository, createOrg, directRunner, newCommandContext, stepContext, type ArborConfig, type CommandContext } from '@arbor/application';
+import {
+  ApiKey,
+  DomainError,
+  generateApiKey,
+  hashSecret,
+  keyHolderIdOf,
+  Org,
+  parseApiKey,
+  requireName,
+  SystemBootstrap,
+  User,
+  type SystemBootstrapped,
+} from '@arbor/domain';
 import { writeFileAtomic } from '@arbor/durable-files';
 import type { EventStore } from '@arbor/event-store';
 
@@ -16,10 +28,11 @@ export interface BootstrapResult {
 
 /**
  * On first start with an empty store: create an org and an operator admin key, print it once
- * and keep it in `<dataDir>/admin-api-key` (0600). The `system-bootstrap` reservation stream
- * makes exactly one process win even when several start together. The key is written to a
- * pending file before anything is appended, so a crash at any point leaves either nothing or a
- * key that the next start completes.
+ * and keep it in `<dataDir>/admin-api-key` (0600). The key acts as the admin, a user without an
+ * e-mail address who owns the first org, made by the same events as any other user, org and
+ * membership. The `system-bootstrap` reservation stream makes exactly one process win even when
+ * several start together. The key is written to a pending file before anything is appended, so
+ * a crash at any point leaves either nothing or a key that the next start completes.
  */
 export async function bootstrapAdminKey(store: EventStore, config: Pick<ArborConfig, 'dataDir' | 'orgName'>): Promise<BootstrapResult> {
   const { dataDir, orgName } = config;
@@ -31,6 +44,7 @@ export async function bootstrapAdminKey(store: EventStore, config: Pick<ArborCon
   const { state } = await aggregates.load(SystemBootstrap, 'bootstrap');
   if (state.bootstrapped) {
     await completePending(aggregates, pendingFile, keyFile, { ...state.bootstrapped, name: orgName });
+    await giveFirstOrgItsOwner(aggregates, state.bootstrapped);
     return { created_key: null, key_file: keyFile };
   }
 
@@ -57,9 +71,30 @@ async function completePending(aggregates: AggregateRepository, pendingFile: str
   if (!parsed || parsed.key_id !== key_id) return;
   const now = new Date().toISOString();
   const context = newCommandContext({ command_id: `bootstrap-${key_id}`, org_id, actor_key_id: null });
-  await createOrg(aggregates, { org_id, name }, context);
-  const issue = { type: 'IssueApiKey' as const, key_id, org_id, label: 'admin (bootstrap)', secret_sha256: hashSecret(parsed.secret), is_operator: true, now };
+  const user_id = await registerAdmin(aggregates, key_id, context);
+  await createOrg(directRunner(aggregates), { org_id, name, owner_user_id: user_id }, context);
+  const issue = { type: 'IssueApiKey' as const, key_id, org_id, user_id, label: 'admin (bootstrap)', secret_sha256: hashSecret(parsed.secret), is_operator: true, now };
   await aggregates.handle(ApiKey, key_id, issue, { ...context, command_id: `bootstrap-key-${key_id}` });
   await writeFileAtomic(keyFile, pending!, { mode: 0o600 });
   await rm(pendingFile, { force: true });
+}
+
+/** The admin: the user the first start's key acts as (no e-mail address; its id follows from the key). */
+async function registerAdmin(aggregates: AggregateRepository, key_id: string, context: CommandContext): Promise<string> {
+  const user_id = keyHolderIdOf(key_id);
+  await aggregates.handle(User, user_id, { type: 'RegisterUser', user_id, email: null, now: new Date().toISOString() }, stepContext(context, 'admin-user'));
+  return user_id;
+}
+
+/**
+ * An installation first started before orgs had members: its first org gets the admin as its
+ * owner, by the same events as a new one. Only an org without any member: an admin an owner
+ * removed on purpose stays removed.
+ */
+async function giveFirstOrgItsOwner(aggregates: AggregateRepository, first: SystemBootstrapped['data']): Promise<void> {
+  const org = (await aggregates.load(Org, first.org_id)).state;
+  if (org.org_id === null || Object.keys(org.members).length > 0) return;
+  const context = newCommandContext({ command_id: `bootstrap-owner-${first.key_id}`, org_id: first.org_id, actor_key_id: null });
+  const user_id = await registerAdmin(aggregates, first.key_id, context);
+  await aggregates.handle(Org, first.org_id, { type: 'AddMember', user_id, role: 'owner', now: new Date().toISOString() }, context);
 }

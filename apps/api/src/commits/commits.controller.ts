@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Query } from '@n
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommitInfoDto, ListCommitsResponseDto, PaginationQueryDto, UpdateCommitRequestDto, VmCommitEntityDto } from '@arbor/contracts';
+import { Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { ApiAsOfQuery, type AsOf, AsOfPipe } from '../time-travel/as-of';
@@ -35,12 +36,14 @@ export class CommitsController {
     return this.queries.execute(new ListCommitsQuery('public', page(query), asOf));
   }
 
+  @Changes('commit')
   @Patch('commits/:commit_id')
   @ApiOkResponse({ type: CommitInfoDto })
   update(@Ctx() ctx: RequestContext, @Param('commit_id', UuidParamPipe) commitId: string, @Body() body: UpdateCommitRequestDto): Promise<CommitInfoDto> {
     return this.commands.execute(new UpdateCommitCommand(ctx, commitId, body.is_public, body.name, body.description));
   }
 
+  @Changes('commit')
   @Delete('commits/:commit_id')
   @HttpCode(204)
   @ApiNoContentResponse({ description: '409 while VMs started from the commit still exist' })

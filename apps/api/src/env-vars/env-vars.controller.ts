@@ -2,6 +2,7 @@ import { Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { EnvVarsResponseDto, SetEnvVarsRequestDto } from '@arbor/contracts';
+import { AnyMember } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { DeleteEnvVarCommand, SetEnvVarsCommand } from './commands/env-var.commands';
 import { EnvVarsBody } from './env-vars-body';
@@ -26,6 +27,7 @@ export class EnvVarsController {
     return this.queries.execute(new GetEnvVarsQuery(ctx.principal.key_id));
   }
 
+  @AnyMember("changes the caller's own env vars")
   @Put()
   @ApiBody({ type: SetEnvVarsRequestDto })
   @ApiOkResponse({ type: EnvVarsResponseDto, description: 'The complete set after the change; 400 naming the key for a bad key or value' })
@@ -33,6 +35,7 @@ export class EnvVarsController {
     return this.commands.execute(new SetEnvVarsCommand(ctx, body.vars, body.replace ?? false));
   }
 
+  @AnyMember("changes the caller's own env vars")
   @Delete(':key')
   @HttpCode(204)
   @ApiNoContentResponse({ description: '404 "Environment variable not found" when the key is not set' })

@@ -9,6 +9,7 @@ import {
   VmExecResponseDto,
   VmExecStreamAttachRequestDto,
 } from '@arbor/contracts';
+import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { RunExecCommand } from './commands/run-exec.command';
@@ -34,6 +35,7 @@ export class ExecController {
     private readonly queries: QueryBus,
   ) {}
 
+  @Changes('vm')
   @Post(':vm_id/exec')
   @HttpCode(200)
   @ApiOkResponse({ type: VmExecResponseDto, description: 'A non-zero exit code is still a 200' })
@@ -41,6 +43,7 @@ export class ExecController {
     return this.commands.execute(new RunExecCommand(ctx, vmId, body));
   }
 
+  @Changes('vm')
   @Post(':vm_id/exec/stream')
   @ApiProduces('application/x-ndjson')
   @ApiOkResponse({ description: `${NDJSON_DESCRIPTION} exec_id is null unless the request named the exec. The command runs on if the client disconnects; name it (exec_id) to attach later.` })
@@ -49,6 +52,7 @@ export class ExecController {
     await sendNdjson(response, items);
   }
 
+  @AnyMember('reads the output of an exec, as GET logs does')
   @Post(':vm_id/exec/stream/attach')
   @ApiProduces('application/x-ndjson')
   @ApiOkResponse({ description: `${NDJSON_DESCRIPTION} Replays the retained output (after \`cursor\`, exclusive), then follows it live. Unknown exec: 404.` })

@@ -3,6 +3,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiPayloadTooLargeResponse, ApiTags } from '@nestjs/swagger';
 import { DEFAULT_FILE_MODE, VmFileQueryDto, VmReadFileResponseDto, VmWriteFileRequestDto } from '@arbor/contracts';
 import { MAX_FILE_CONTENT_BYTES } from '@arbor/domain';
+import { Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { HttpError } from '../http/http-error';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
@@ -26,6 +27,7 @@ export class FilesController {
     return { content_b64: content.toString('base64') };
   }
 
+  @Changes('vm')
   @Put(':vm_id/files')
   @HttpCode(200)
   @ApiOkResponse({ description: 'Empty body' })

@@ -6,10 +6,12 @@ import { HttpError } from './http-error';
 /** The one table from a domain rule's kind to its HTTP status. */
 const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
   not_found: 404,
+  unauthorized: 401,
   forbidden: 403,
   conflict: 409,
   invalid: 400,
   too_large: 413,
+  rate_limited: 429, // with Retry-After (RateLimitedError)
   unprocessable: 422,
   failed: 500, // the host could not carry it out: the message is its reason
 };

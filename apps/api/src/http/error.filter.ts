@@ -1,7 +1,8 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
+import { RateLimitedError } from '@arbor/domain';
 import { describeError } from './error-status';
-import { BranchFailedError } from './http-error';
+import { BranchFailedError, HttpError } from './http-error';
 
 /** Every error leaves as `{"error": "...", "success": false}` with the right status. */
 @Catch()
@@ -19,10 +20,18 @@ export class ErrorFilter implements ExceptionFilter {
       response.end();
       return;
     }
+    for (const [name, value] of Object.entries(headersOf(exception))) response.setHeader(name, value);
     if (exception instanceof BranchFailedError) {
       response.status(status).json({ vms: exception.vms, error: message });
       return;
     }
     response.status(status).json({ error: message, success: false });
   }
+}
+
+/** The headers an error's answer carries: an HttpError's own, a rate limit's Retry-After. */
+function headersOf(exception: unknown): Record<string, string> {
+  if (exception instanceof HttpError) return exception.headers;
+  if (exception instanceof RateLimitedError) return { 'Retry-After': String(exception.retry_after_seconds) };
+  return {};
 }

@@ -15,6 +15,7 @@ import {
   SetRepositoryVisibilityRequestDto,
   UpdateRepoTagRequestDto,
 } from '@arbor/contracts';
+import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { ForkRepositoryCommand } from './commands/fork-repository.command';
 import { CreateRepoTagCommand, DeleteRepoTagCommand, UpdateRepoTagCommand } from './commands/repo-tag-commands';
@@ -39,6 +40,7 @@ export class RepositoriesController {
     return { repositories: (await this.repositories.list(ctx.principal.org_id)).map(presentRepository) };
   }
 
+  @AnyMember('creates a repository of the caller')
   @Post()
   @HttpCode(201)
   @ApiCreatedResponse({ type: CreateRepositoryResponseDto, description: '400 for a bad name, 409 when the org has a repository of that name' })
@@ -47,6 +49,7 @@ export class RepositoriesController {
   }
 
   /** Before `:repo_name`, so "fork" is not read as a repository's name. */
+  @AnyMember('creates a VM, a commit and a tag of the caller (and the repository, if missing)')
   @Post('fork')
   @HttpCode(201)
   @ApiCreatedResponse({ type: ForkRepositoryResponseDto, description: '404 when the source is missing or not public; 409 when the target tag exists' })
@@ -60,6 +63,7 @@ export class RepositoriesController {
     return presentRepository(await this.repositories.get(ctx.principal.org_id, name));
   }
 
+  @Changes('repository')
   @Delete(':repo_name')
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'Its tags go with it; its commits stay' })
@@ -67,6 +71,7 @@ export class RepositoriesController {
     await this.commands.execute(new DeleteRepositoryCommand(ctx, name));
   }
 
+  @Changes('repository')
   @Patch(':repo_name/visibility')
   @HttpCode(204)
   @ApiNoContentResponse()
@@ -81,6 +86,7 @@ export class RepositoriesController {
     return { repository: repository.name, tags: (await this.repositories.tags(repository)).map(presentRepoTag) };
   }
 
+  @AnyMember('creates a tag of the caller in a repository of the org')
   @Post(':repo_name/tags')
   @HttpCode(201)
   @ApiCreatedResponse({ type: CreateRepoTagResponseDto, description: '404 repository or commit; 409 when the tag exists' })
@@ -95,6 +101,7 @@ export class RepositoriesController {
     return presentRepoTag(await this.repositories.tag(repository, tagName));
   }
 
+  @Changes('repo_tag')
   @Patch(':repo_name/tags/:tag_name')
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'commit_id moves the tag; description: absent keeps, null clears, text sets; 400 when neither' })
@@ -102,6 +109,7 @@ export class RepositoriesController {
     await this.commands.execute(new UpdateRepoTagCommand(ctx, name, tagName, body.commit_id?.toLowerCase(), body.description));
   }
 
+  @Changes('repo_tag')
   @Delete(':repo_name/tags/:tag_name')
   @HttpCode(204)
   @ApiNoContentResponse()

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CreateCommitTagRequestDto, CreateCommitTagResponseDto, ListTagsResponseDto, TagInfoDto, UpdateCommitTagRequestDto } from '@arbor/contracts';
+import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { ApiAsOfQuery, type AsOf, AsOfPipe } from '../time-travel/as-of';
 import { ReadModelsAsOf } from '../time-travel/read-models-as-of';
@@ -28,6 +29,7 @@ export class TagsController {
     return this.asOf.read(asOf, this.tags, async (tags) => ({ tags: (await tags.list(ctx.principal.org_id)).map(presentTag) }));
   }
 
+  @AnyMember('creates a tag of the caller')
   @Post()
   @HttpCode(201)
   @ApiCreatedResponse({ type: CreateCommitTagResponseDto, description: '409 when the org already has a tag of that name' })
@@ -42,6 +44,7 @@ export class TagsController {
     return this.asOf.read(asOf, this.tags, async (tags) => presentTag(await tags.get(ctx.principal.org_id, tagName)));
   }
 
+  @Changes('commit_tag')
   @Patch(':tag_name')
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'commit_id moves the tag; description: absent keeps, null clears, text sets' })
@@ -49,6 +52,7 @@ export class TagsController {
     await this.commands.execute(new UpdateTagCommand(ctx, tagName, body.commit_id?.toLowerCase(), body.description));
   }
 
+  @Changes('commit_tag')
   @Delete(':tag_name')
   @HttpCode(204)
   @ApiNoContentResponse()

@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { FromCommitVmRequestDto, NewVmResponseDto, NewVmsResponseDto } from '@arbor/contracts';
+import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { HttpError } from '../http/http-error';
 import { queryBoolean } from '../http/query-booleans';
@@ -36,6 +37,7 @@ const applyAll = (decorators: MethodDecorator[]): MethodDecorator => (target, ke
 export class BranchController {
   constructor(private readonly commands: CommandBus) {}
 
+  @AnyMember('creates a VM of the caller from a commit the org may read')
   @Post('from_commit')
   @HttpCode(201)
   @ApiCreatedResponse({ type: NewVmResponseDto })
@@ -47,6 +49,7 @@ export class BranchController {
     return this.commands.execute(new CreateVmFromCommitCommand(ctx, source));
   }
 
+  @Changes('vm')
   @Post('branch/by_vm/:vm_id')
   @HttpCode(201)
   @applyAll(BRANCH_QUERIES)
@@ -55,6 +58,7 @@ export class BranchController {
     return this.branch(ctx, { vm_id: vmId }, q);
   }
 
+  @AnyMember('creates VMs of the caller from a commit the org may read')
   @Post('branch/by_commit/:commit_id')
   @HttpCode(201)
   @applyAll(BRANCH_QUERIES)
@@ -63,6 +67,7 @@ export class BranchController {
     return this.branch(ctx, { commit_id: commitId }, q);
   }
 
+  @AnyMember('creates VMs of the caller from a commit the org may read')
   @Post('branch/by_tag/:tag_name')
   @HttpCode(201)
   @applyAll(BRANCH_QUERIES)
@@ -71,6 +76,7 @@ export class BranchController {
     return this.branch(ctx, { tag_name: tagName }, q);
   }
 
+  @AnyMember('creates VMs of the caller from a commit the org may read')
   @Post('branch/by_ref/:repo_name/:tag_name')
   @HttpCode(201)
   @applyAll(BRANCH_QUERIES)
@@ -79,6 +85,7 @@ export class BranchController {
     return this.branch(ctx, { repo, tag }, q);
   }
 
+  @Changes('vm_or_commit')
   @Post(':vm_or_commit_id/branch')
   @HttpCode(201)
   @applyAll(BRANCH_QUERIES)

@@ -13,6 +13,7 @@ import {
   VmDto,
   VmMetadataResponseDto,
 } from '@arbor/contracts';
+import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { queryBoolean } from '../http/query-booleans';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
@@ -35,6 +36,7 @@ export class VmController {
     private readonly queries: QueryBus,
   ) {}
 
+  @AnyMember('creates a VM of the caller')
   @Post('new_root')
   @HttpCode(201)
   @ApiQuery({ name: 'wait_boot', required: false, type: Boolean })
@@ -57,6 +59,7 @@ export class VmController {
     return this.queries.execute(new GetVmMetadataQuery(ctx.principal.org_id, vmId, asOf));
   }
 
+  @Changes('vm')
   @Patch(':vm_id/state')
   @HttpCode(200)
   @ApiQuery({ name: 'skip_wait_boot', required: false, type: Boolean })
@@ -70,6 +73,7 @@ export class VmController {
     await this.commands.execute(new ChangeVmStateCommand(ctx, vmId, body.state, queryBoolean('skip_wait_boot', skipWaitBoot)));
   }
 
+  @Changes('vm')
   @Post(':vm_id/commit')
   @HttpCode(201)
   @ApiQuery({ name: 'keep_paused', required: false, type: Boolean })
@@ -85,6 +89,7 @@ export class VmController {
     return this.commands.execute(new CommitVmCommand(ctx, vmId, body ?? {}, queryBoolean('keep_paused', keepPaused), queryBoolean('skip_wait_boot', skipWaitBoot)));
   }
 
+  @Changes('vm')
   @Patch(':vm_id/disk')
   @HttpCode(200)
   @ApiQuery({ name: 'skip_wait_boot', required: false, type: Boolean })
@@ -98,6 +103,7 @@ export class VmController {
     await this.commands.execute(new ResizeVmDiskCommand(ctx, vmId, body.fs_size_mib, queryBoolean('skip_wait_boot', skipWaitBoot)));
   }
 
+  @Changes('vm')
   @Patch(':vm_id/label')
   @HttpCode(200)
   @ApiOkResponse({ description: 'Empty body' })
@@ -105,6 +111,7 @@ export class VmController {
     await this.commands.execute(new SetVmLabelsCommand(ctx, vmId, body?.labels ?? null));
   }
 
+  @Changes('vm')
   @Delete(':vm_id')
   @HttpCode(200)
   @ApiQuery({ name: 'skip_wait_boot', required: false, type: Boolean })

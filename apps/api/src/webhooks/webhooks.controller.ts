@@ -11,6 +11,7 @@ import {
   WebhookDto,
 } from '@arbor/contracts';
 import { ALL_EVENT_TYPES } from '@arbor/domain';
+import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { DeleteWebhookCommand, RegisterWebhookCommand } from './commands/webhook-commands';
@@ -36,6 +37,7 @@ export class WebhooksController {
    * interceptor records only answers it writes, and a secret never goes into the log. A retry with
    * the same X-Idempotency-Key runs again, finds its webhook registered, and answers it again.
    */
+  @AnyMember('registers a webhook of the caller')
   @Post()
   @ApiCreatedResponse({ type: RegisteredWebhookDto, description: '400 for a URL that is not absolute http(s), or unknown event types (named); 409 past 25 webhooks' })
   async register(@Ctx() ctx: RequestContext, @Body() body: RegisterWebhookRequestDto, @Res() response: Response): Promise<void> {
@@ -55,6 +57,7 @@ export class WebhooksController {
     return presentWebhook(await this.webhooks.get(ctx.principal.org_id, webhookId));
   }
 
+  @Changes('webhook')
   @Delete(':webhook_id')
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'Nothing more is delivered to it; its deliveries being retried are given up' })

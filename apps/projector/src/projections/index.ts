@@ -1,10 +1,14 @@
+import { apiKeysProjection } from './api-keys.projection';
 import { commitTagsProjection } from './commit-tags.projection';
 import { commitsProjection } from './commits.projection';
 import { eventStatsProjection } from './event-stats.projection';
 import { execLogsProjection } from './exec-logs.projection';
+import { orgMembersProjection } from './org-members.projection';
 import { orgsProjection } from './orgs.projection';
 import type { Projection } from './projection';
 import { repositoriesProjection } from './repositories.projection';
+import { sshKeysProjection } from './ssh-keys.projection';
+import { usersProjection } from './users.projection';
 import { vmsProjection } from './vms.projection';
 import { webhooksProjection } from './webhooks.projection';
 
@@ -14,6 +18,10 @@ export const ALL_PROJECTIONS: Projection[] = [
   commitsProjection,
   commitTagsProjection,
   orgsProjection,
+  orgMembersProjection,
+  usersProjection,
+  sshKeysProjection,
+  apiKeysProjection,
   repositoriesProjection,
   execLogsProjection,
   eventStatsProjection,

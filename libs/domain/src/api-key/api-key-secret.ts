@@ -27,8 +27,8 @@ export function secretMatches(secret: string, secretSha256: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export function generateApiKey(): { key: string; key_id: string; secret_sha256: string } {
-  const key_id = randomUUID();
+/** A new key: a fresh secret, under `key_id` (a new uuid unless given). */
+export function generateApiKey(key_id: string = randomUUID()): { key: string; key_id: string; secret_sha256: string } {
   const secret = randomBytes(32).toString('hex');
   return { key: key_id + secret, key_id, secret_sha256: hashSecret(secret) };
 }

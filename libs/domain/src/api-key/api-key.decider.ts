@@ -1,5 +1,5 @@
 import type { Decider } from '../shared/decider';
-import { conflict } from '../shared/domain-error';
+import { conflict, notFound } from '../shared/domain-error';
 import type { ApiKeyCommand } from './api-key.commands';
 import type { ApiKeyEvent, ApiKeyIssued } from './api-key.events';
 
@@ -12,9 +12,17 @@ export interface ApiKeyState {
 export const apiKeyDecider: Decider<ApiKeyCommand, ApiKeyState, ApiKeyEvent> = {
   initialState: () => ({ status: 'none', key: null }),
   decide: (command, state) => {
-    if (state.status !== 'none') throw conflict(`api key ${command.key_id} already exists`);
-    const { type: _, now, ...key } = command;
-    return [{ type: 'ApiKeyIssued', data: { ...key, issued_at: now } }];
+    switch (command.type) {
+      case 'IssueApiKey': {
+        if (state.status !== 'none') throw conflict(`api key ${command.key_id} already exists`);
+        const { type: _, now, ...key } = command;
+        return [{ type: 'ApiKeyIssued', data: { ...key, issued_at: now } }];
+      }
+      case 'RevokeApiKey':
+        if (state.status === 'none') throw notFound('api key');
+        if (state.status === 'revoked') return [];
+        return [{ type: 'ApiKeyRevoked', data: { key_id: state.key!.key_id, revoked_at: command.now } }];
+    }
   },
   evolve: (state, event) => {
     switch (event.type) {

@@ -1,3 +1,5 @@
+import { keyHolderIdOf } from '../api-key/key-holder';
+
 /**
  * Upcasters: for an event type, a function per old schema version that returns its data at the
  * next version. History is never rewritten: events are brought up to date as they are read. When
@@ -6,4 +8,7 @@
  */
 export type Upcaster = (data: any) => any;
 
-export const UPCASTERS: Readonly<Record<string, Readonly<Record<number, Upcaster>>>> = {};
+export const UPCASTERS: Readonly<Record<string, Readonly<Record<number, Upcaster>>>> = {
+  // v1 keys were issued before users existed (the first start's admin key): they act as their key holder.
+  ApiKeyIssued: { 1: (data) => ({ ...data, user_id: keyHolderIdOf(data.key_id) }) },
+};

@@ -1,0 +1,31 @@
+import { SetMetadata } from '@nestjs/common';
+
+/**
+ * What a route changes, for the role rule (org-roles.ts): the kind of resource and, by
+ * convention, the path parameters naming it.
+ *
+ * | kind          | path parameters          | owner                                         |
+ * |---------------|--------------------------|-----------------------------------------------|
+ * | vm            | vm_id                    | the user of the VM's `owner_id` key           |
+ * | vm_or_commit  | vm_or_commit_id          | a VM as above; a commit is only read (branch) |
+ * | commit        | commit_id                | the user of the commit's `owner_id` key       |
+ * | commit_tag    | tag_name                 | the user of the key that created the tag      |
+ * | repository    | repo_name                | the user of the key that created it           |
+ * | repo_tag      | repo_name, tag_name      | the user of the key that created the tag      |
+ * | webhook       | webhook_id               | the user of the key that registered it        |
+ * | api_key       | key_id                   | the key's own user                            |
+ */
+export type ChangedResource = 'vm' | 'vm_or_commit' | 'commit' | 'commit_tag' | 'repository' | 'repo_tag' | 'webhook' | 'api_key';
+
+export const CHANGES = 'arbor:changes';
+export const ANY_MEMBER = 'arbor:any-member';
+
+/** The route changes (or, like the SSH key of a VM, gives the power to change) a resource its owner or an org admin may change. */
+export const Changes = (resource: ChangedResource) => SetMetadata(CHANGES, resource);
+
+/**
+ * A write any member may make: it creates something of their own, or touches only their own
+ * things, or has a rule of its own (`why` says which). Every write route is either this or
+ * `@Changes` (a spec checks), so no write escapes the role rule unawares.
+ */
+export const AnyMember = (why: string) => SetMetadata(ANY_MEMBER, why);

@@ -1,0 +1,60 @@
+/** Collection `users`: one document per user. */
+export const USERS_COLLECTION = 'users';
+
+export interface UserDocument {
+  _id: string;
+  user_id: string;
+  /** Null for the first start's admin (a user without an address). */
+  email: string | null;
+  email_verified: boolean;
+  registered_at: string;
+  verified_at: string | null;
+  [field: string]: unknown;
+}
+
+/** Collection `org_members`: one document per membership, `_id` = `<org>:<user>`. */
+export const ORG_MEMBERS_COLLECTION = 'org_members';
+
+export interface OrgMemberDocument {
+  _id: string;
+  org_id: string;
+  user_id: string;
+  role: 'owner' | 'admin' | 'member';
+  added_at: string;
+  [field: string]: unknown;
+}
+
+export const orgMemberKey = (org_id: string, user_id: string) => `${org_id}:${user_id}`;
+
+/** Collection `ssh_keys`: one document per bound SSH key, `_id` = its `SHA256:` fingerprint. */
+export const SSH_KEYS_COLLECTION = 'ssh_keys';
+
+export interface SshKeyDocument {
+  _id: string;
+  key_id: string;
+  fingerprint: string;
+  public_key: string;
+  user_id: string;
+  email: string;
+  bound_at: string;
+  /** The last sign-in confirmed with the key. */
+  last_seen_at: string | null;
+  [field: string]: unknown;
+}
+
+/** Collection `api_keys`: one document per API key ever issued (revoked ones keep `revoked_at`). */
+export const API_KEYS_COLLECTION = 'api_keys';
+
+export interface ApiKeyDocument {
+  _id: string;
+  key_id: string;
+  org_id: string;
+  user_id: string;
+  label: string;
+  is_operator: boolean;
+  created_at: string;
+  revoked_at: string | null;
+  /** The start of the last hour the key was used in (ApiKeyUsed), or null if never. */
+  last_used_at: string | null;
+  [field: string]: unknown;
+}
