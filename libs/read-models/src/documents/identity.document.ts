@@ -54,7 +54,7 @@ export interface ApiKeyDocument {
   is_operator: boolean;
   created_at: string;
   revoked_at: string | null;
-  /** The start of the last hour the key was used in (ApiKeyUsed), or null if never. */
+  /** The first use in the last hour the key was used in (ApiKeyUsed, one an hour), or null if never. */
   last_used_at: string | null;
   [field: string]: unknown;
 }
