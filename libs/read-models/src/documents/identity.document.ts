@@ -1,3 +1,5 @@
+import type { Role, SshKeyBound } from '@arbor/domain';
+
 /** Collection `users`: one document per user. */
 export const USERS_COLLECTION = 'users';
 
@@ -19,7 +21,7 @@ export interface OrgMemberDocument {
   _id: string;
   org_id: string;
   user_id: string;
-  role: 'owner' | 'admin' | 'member';
+  role: Role;
   added_at: string;
   [field: string]: unknown;
 }
@@ -29,18 +31,12 @@ export const orgMemberKey = (org_id: string, user_id: string) => `${org_id}:${us
 /** Collection `ssh_keys`: one document per bound SSH key, `_id` = its `SHA256:` fingerprint. */
 export const SSH_KEYS_COLLECTION = 'ssh_keys';
 
-export interface SshKeyDocument {
+/** The binding as SshKeyBound records it, under its fingerprint, with the last sign-in confirmed with the key. */
+export type SshKeyDocument = SshKeyBound['data'] & {
   _id: string;
-  key_id: string;
-  fingerprint: string;
-  public_key: string;
-  user_id: string;
-  email: string;
-  bound_at: string;
-  /** The last sign-in confirmed with the key. */
   last_seen_at: string | null;
   [field: string]: unknown;
-}
+};
 
 /** Collection `api_keys`: one document per API key ever issued (revoked ones keep `revoked_at`). */
 export const API_KEYS_COLLECTION = 'api_keys';
