@@ -100,7 +100,7 @@ describe('shell-auth: sign-up and sign-in by e-mail, as the Vers CLI does it', (
     expect(answers.at(-1)).toMatchObject({ status: 200, json: { verified: true, is_active: true, user_id: started.json.user_id, key_id: expect.any(String), orgs: [{ org_id: expect.any(String), name: 'ada', role: 'owner' }] } });
 
     const made = await shellAuth('/api/shell-auth/api-keys', { ...ada, label: 'vers-cli-laptop' });
-    expect(made).toMatchObject({ status: 200, json: { success: true, api_key: expect.stringMatching(/^[0-9a-f-]{36}[0-9a-f]{64}$/), api_key_id: expect.any(String), org_name: 'ada' } });
+    expect(made).toMatchObject({ status: 200, json: { success: true, api_key: expect.stringMatching(/^[0-9a-f-]{36}[0-9a-f]{64}$/), api_key_id: expect.any(String), org_id: expect.any(String), org_name: 'ada' } });
     const key = made.json.api_key as string;
     expect(key.startsWith(made.json.api_key_id)).toBe(true);
 
