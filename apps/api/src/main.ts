@@ -8,7 +8,7 @@ import { createApiApp } from './create-api-app';
 runArborProcess('api', async (config, log) => {
   const infra = await openInfrastructure(config, infoLines(log));
   const bootstrap = await bootstrapAdminKey(infra.eventStore, config);
-  announceAdminKey(bootstrap.created_key, bootstrap.key_file);
+  announceAdminKey(bootstrap.created_key !== null, bootstrap.key_file);
   const app = await createApiApp(infra, { log });
   await app.listen(config.port, '0.0.0.0');
   log.info(`arbor api: listening on port ${config.port}`);

@@ -17,11 +17,14 @@ export function runUntilSignalled(shutdown: () => Promise<void>, log: Log): Prom
   });
 }
 
-/** The bootstrap admin key is shown exactly once, on the start that created it. */
-export function announceAdminKey(createdKey: string | null, keyFile: string): void {
-  if (!createdKey) return;
+/**
+ * On the start that created the bootstrap admin key: where it is, never the key itself, which
+ * would stay in the process's output (container logs, journals) for anyone who reads those.
+ */
+export function announceAdminKey(created: boolean, keyFile: string): void {
+  if (!created) return;
   console.log('');
-  console.log('arbor: created the first org and its admin API key (shown once; also saved, mode 0600, in');
-  console.log(`arbor: ${keyFile}):`);
-  console.log(`\n    ${createdKey}\n`);
+  console.log(`arbor: created the first org and its admin API key, in ${keyFile} (mode 0600: only its owner reads it).`);
+  console.log(`arbor: read it there, e.g. KEY=$(cat ${keyFile})`);
+  console.log('');
 }

@@ -21,18 +21,19 @@ import type { EventStore } from '@arbor/event-store';
 export const ADMIN_KEY_FILE = 'admin-api-key';
 
 export interface BootstrapResult {
-  /** The admin key, only when this call created it (it is printed once). */
+  /** The admin key, only when this call created it (its file's path is printed, never the key). */
   created_key: string | null;
   key_file: string;
 }
 
 /**
- * On first start with an empty store: create an org and an operator admin key, print it once
- * and keep it in `<dataDir>/admin-api-key` (0600). The key acts as the admin, a user without an
- * e-mail address who owns the first org, made by the same events as any other user, org and
- * membership. The `system-bootstrap` reservation stream makes exactly one process win even when
- * several start together. The key is written to a pending file before anything is appended, so
- * a crash at any point leaves either nothing or a key that the next start completes.
+ * On first start with an empty store: create an org and an operator admin key and keep it in
+ * `<dataDir>/admin-api-key` (0600), whose path the start prints (never the key). The key acts as
+ * the admin, a user without an e-mail address who owns the first org, made by the same events as
+ * any other user, org and membership. The `system-bootstrap` reservation stream makes exactly one
+ * process win even when several start together. The key is written to a pending file before
+ * anything is appended, so a crash at any point leaves either nothing or a key that the next
+ * start completes.
  */
 export async function bootstrapAdminKey(store: EventStore, config: Pick<ArborConfig, 'dataDir' | 'orgName'>): Promise<BootstrapResult> {
   const { dataDir, orgName } = config;
