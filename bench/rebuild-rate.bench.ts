@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AggregateRepository, loadConfig, newCommandContext, type CommandContext } from '@arbor/application';
+import { AggregateRepository, newCommandContext, type CommandContext } from '@arbor/application';
 import { Commit, deterministicUuid, Exec, Tag, Vm, VM_CONFIG_DEFAULTS, VmPlacement } from '@arbor/domain';
 import { InMemoryEventStore, SqliteEventStore, type EventStore } from '@arbor/event-store';
 import { SqliteReadModelStore } from '@arbor/read-models';
@@ -38,7 +38,7 @@ export async function benchRebuildRate(): Promise<void> {
     const [total, seedMs] = await timed(async () => copyLog(await realisticLog(TARGET_EVENTS), events));
 
     const file = SqliteReadModelStore.open(join(dir, 'rebuilt.db'));
-    const [, batchedMs] = await timed(() => rebuildReadModels({ config: loadConfig({ ARBOR_DATA_DIR: dir }), eventStore: events, readModels: file }));
+    const [, batchedMs] = await timed(() => rebuildReadModels({ eventStore: events, readModels: file }));
     await file.close();
 
     const memory = SqliteReadModelStore.open(':memory:');

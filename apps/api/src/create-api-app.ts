@@ -16,9 +16,12 @@ export const JSON_BODY_LIMIT = '16mb';
 
 /**
  * Builds the HTTP app on opened stores: validation, errors, OpenAPI at /api/docs, /metrics; every
- * request logged (one line once answered) and measured.
+ * request logged (one line once answered) and measured. The secrets key is loaded (made on first
+ * start) and checked against the key store first: an api given another key than its peers fails
+ * to start rather than seal what they cannot open.
  */
 export async function createApiApp(infra: Infrastructure, options: { log?: Log } = {}): Promise<INestApplication> {
+  await infra.secrets.secretsKey();
   const log = options.log ?? silentLog;
   const app = await NestFactory.create<NestExpressApplication>(ApiModule.register(infra), {
     logger: new NestLog(log),

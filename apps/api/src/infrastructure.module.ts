@@ -1,17 +1,18 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { AggregateRepository, ARBOR_CONFIG, Identity, type Infrastructure, Operations, ProjectionWaiter, TagHolds } from '@arbor/application';
+import { AggregateRepository, ARBOR_CONFIG, Identity, type Infrastructure, Operations, ProjectionWaiter, Secrets, TagHolds, VmSshKeys } from '@arbor/application';
 import { EVENT_STORE } from '@arbor/event-store';
 import { READ_MODEL_STORE } from '@arbor/read-models';
 
 /**
  * Hands the already-opened stores to Nest (the process that opened them owns their lifetime), with
- * what every handler runs commands through: the aggregate repository, Operations, TagHolds and Identity.
+ * what every handler runs commands through: the aggregate repository (sealing and opening secrets
+ * with the key store), Operations, TagHolds and Identity; and the VMs' SSH keys.
  */
 @Global()
 @Module({})
 export class InfrastructureModule {
   static forRoot(infra: Infrastructure): DynamicModule {
-    const aggregates = new AggregateRepository(infra.eventStore);
+    const aggregates = new AggregateRepository(infra.eventStore, infra.secrets.events);
     const projection = new ProjectionWaiter(infra.readModels, infra.config.waitTimeoutMs);
     const operations = new Operations(aggregates, projection, infra.config.waitTimeoutMs);
     return {
@@ -25,8 +26,10 @@ export class InfrastructureModule {
         { provide: Operations, useValue: operations },
         { provide: TagHolds, useValue: new TagHolds(aggregates) },
         { provide: Identity, useValue: new Identity(operations, aggregates, infra.readModels) },
+        { provide: Secrets, useValue: infra.secrets },
+        { provide: VmSshKeys, useValue: infra.secrets.vmSshKeys },
       ],
-      exports: [ARBOR_CONFIG, EVENT_STORE, READ_MODEL_STORE, ProjectionWaiter, AggregateRepository, Operations, TagHolds, Identity],
+      exports: [ARBOR_CONFIG, EVENT_STORE, READ_MODEL_STORE, ProjectionWaiter, AggregateRepository, Operations, TagHolds, Identity, Secrets, VmSshKeys],
     };
   }
 }

@@ -40,7 +40,7 @@ export async function startEmbedded(
   await driver.prepare();
   const projector = new Projector(infra.eventStore, infra.readModels, ALL_PROJECTIONS, log);
   await projector.start();
-  const worker = new VmWorker(infra.eventStore, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), workerId: config.workerId, resyncIntervalMs: config.resyncIntervalMs, log });
+  const worker = new VmWorker(infra.eventStore, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), workerId: config.workerId, resyncIntervalMs: config.resyncIntervalMs, secrets: infra.secrets.events, log });
   await worker.start();
   const webhooks = await openWebhookDeliverer(infra.eventStore, config, log);
   await webhooks.start();

@@ -9,7 +9,7 @@ import { replayLog } from './replay-log';
  * events a commit (`replayLog`): the checkpoint stays exact, so a rebuild cut short leaves read
  * models a started projector carries on from.
  */
-export async function rebuildReadModels(infra: Infrastructure, log: Log = silentLog): Promise<number> {
+export async function rebuildReadModels(infra: Pick<Infrastructure, 'eventStore' | 'readModels'>, log: Log = silentLog): Promise<number> {
   await new Projector(infra.eventStore, infra.readModels, ALL_PROJECTIONS, log).reset();
   return replayLog(infra.eventStore, infra.readModels);
 }

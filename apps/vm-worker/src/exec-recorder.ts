@@ -1,4 +1,4 @@
-import { causedBy, toNewEvents, type AggregateRepository } from '@arbor/application';
+import { causedBy, type AggregateRepository } from '@arbor/application';
 import { Exec, fold, type ExecCommand, type ExecEvent, type ExecState } from '@arbor/domain';
 import { WrongExpectedVersionError, type RecordedEvent } from '@arbor/event-store';
 
@@ -37,7 +37,7 @@ export class ExecRecorder {
       // Keyed by what came before, so a retried append carries the same event ids.
       const context = causedBy(this.intent, command.type, String(this.revision));
       try {
-        const result = await this.aggregates.store.append(Exec.stream(this.exec_id), toNewEvents(decided, context), this.revision);
+        const result = await this.aggregates.append(Exec.stream(this.exec_id), decided, context, this.revision);
         this.current = fold(Exec.decider, decided, this.current);
         this.revision = result.next_expected_revision;
         return decided;

@@ -1,4 +1,4 @@
-import type { AggregateRepository } from '@arbor/application';
+import { isSealed, type AggregateRepository } from '@arbor/application';
 import { Exec, isExecFinished, Vm, type ExecRequested } from '@arbor/domain';
 import type { ExecResult, HypervisorDriver } from '@arbor/hypervisor';
 import { type Log, silentLog } from '@arbor/observability';
@@ -65,7 +65,7 @@ export class ExecRunner implements StreamReactor {
 
   private async run(exec: ExecRecorder, request: ExecRequested['data']): Promise<void> {
     const now = () => new Date().toISOString();
-    const unavailable = await this.waitForRunningVm(request.vm_id);
+    const unavailable = (await this.waitForRunningVm(request.vm_id)) ?? unreadableSecrets(request);
     if (unavailable) {
       await exec.record({ type: 'RecordExecFailed', reason: unavailable, now: now() });
       return;
@@ -121,4 +121,10 @@ export class ExecRunner implements StreamReactor {
       }
     }
   }
+}
+
+/** Why the request cannot run as asked: its stdin or env was sealed with a key shredded since. */
+function unreadableSecrets(request: ExecRequested['data']): string | null {
+  const sealed = [...(isSealed(request.stdin) ? ['stdin'] : []), ...Object.entries(request.env ?? {}).filter(([, value]) => isSealed(value)).map(([name]) => `env ${name}`)];
+  return sealed.length ? `the exec's ${sealed.join(', ')} can no longer be read: the org's secrets key was deleted` : null;
 }

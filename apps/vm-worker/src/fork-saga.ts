@@ -106,7 +106,7 @@ class ForkStep {
 
   /** A VM of the caller's org from the source commit, with the caller's env vars, running. */
   async startVm(): Promise<void> {
-    const { vm_id, org_id, owner_id, source, vm_ssh_public_key } = this.request;
+    const { vm_id, org_id, owner_id, source, vm_ssh_public_key, vm_ssh_key_generation } = this.request;
     const commit = (await this.aggregates.load(Commit, source.commit_id)).state;
     if (commit.status !== 'created') return this.abort('not_found', `the source commit of ${source.org_name}/${source.repo_name}:${source.tag_name} is gone`);
     const creation = await this.aggregates.handle(
@@ -124,6 +124,7 @@ class ForkStep {
         parent_commit_id: source.commit_id,
         grandparent_vm_id: commit.parent_vm_id,
         ssh_public_key: vm_ssh_public_key,
+        ssh_key_generation: vm_ssh_key_generation,
         now: new Date().toISOString(),
       },
       this.context('vm'),

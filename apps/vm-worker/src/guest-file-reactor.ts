@@ -1,4 +1,4 @@
-import { causedBy, type AggregateRepository } from '@arbor/application';
+import { causedBy, isSealed, type AggregateRepository } from '@arbor/application';
 import {
   fromFileChunks,
   GuestFile,
@@ -52,6 +52,7 @@ export class GuestFileReactor implements StreamReactor {
 
   private async write(intent: RecordedEvent, chunks: string[]): Promise<GuestFileCommand> {
     const { vm_id, path, mode, create_dirs } = intent.data as FileWriteRequested['data'];
+    if (chunks.some(isSealed)) return { type: 'RecordFileOperationFailed', kind: 'other', reason: "the file's content can no longer be read: the org's secrets key was deleted" };
     await this.driver.writeFile(vm_id, path, fromFileChunks(chunks), { mode, create_dirs });
     return { type: 'RecordFileWritten' };
   }

@@ -1,16 +1,18 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
-import { openEventStore, runArborProcess } from '@arbor/application';
+import { openEventStore, runArborProcess, Secrets } from '@arbor/application';
 import { infoLines, serveMetrics } from '@arbor/observability';
 import { openDriver } from './open-driver';
 import { VmWorker } from './vm-worker';
 
 /**
- * `npm run start:worker`: one per hypervisor host. Dials out to the event store only (no inbound
- * port, unless ARBOR_METRICS_PORT opens one for /metrics); its checkpoint lives in its own data directory.
+ * `npm run start:worker`: one per hypervisor host. Dials out to the event store and the key store
+ * (MongoDB, or the data directory's with the embedded stores), no inbound port (unless
+ * ARBOR_METRICS_PORT opens one for /metrics); its checkpoint lives in its own data directory.
  */
 runArborProcess('worker', async (config, log) => {
   const events = openEventStore(config, infoLines(log));
+  const secrets = new Secrets(config);
   const driver = await openDriver(config, infoLines(log.child({ component: 'hypervisor' })));
   await driver.prepare();
   const metrics = await serveMetrics(config.metrics, log);
@@ -18,6 +20,7 @@ runArborProcess('worker', async (config, log) => {
     stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`),
     workerId: config.workerId,
     resyncIntervalMs: config.resyncIntervalMs,
+    secrets: secrets.events,
     log,
   });
   await worker.start();
@@ -25,6 +28,6 @@ runArborProcess('worker', async (config, log) => {
     await metrics?.close();
     await worker.stop();
     await driver.close?.();
-    await events.close();
+    await Promise.all([events.close(), secrets.close()]);
   };
 });

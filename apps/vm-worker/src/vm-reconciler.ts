@@ -1,8 +1,9 @@
-import { causedBy, type AggregateRepository, type CommandContext } from '@arbor/application';
+import { causedBy, withoutSealedValues, type AggregateRepository, type CommandContext } from '@arbor/application';
 import { Commit, deterministicUuid, DomainError, Vm, type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import type { HypervisorDriver, MachineState } from '@arbor/hypervisor';
 import { type Log, silentLog } from '@arbor/observability';
+import { replaceAuthorizedKey } from './authorized-key';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
 
@@ -98,13 +99,15 @@ export class VmReconciler implements StreamReactor {
     }
     const config = state.config!;
     const identity = { hostname: vm_id, ssh_authorized_key: state.ssh_public_key };
+    // Values whose key was shredded meanwhile can never be read: the VM boots without them.
+    const env = withoutSealedValues(state.env);
     this.log.info(`worker: creating ${vm_id} on ${this.driver.name}${state.parent_commit_id ? ` from commit ${state.parent_commit_id}` : ''}`);
     try {
       if (state.parent_commit_id) {
-        await this.driver.startFromSnapshot(state.parent_commit_id, { vm_id, env: state.env, identity });
+        await this.driver.startFromSnapshot(state.parent_commit_id, { vm_id, env, identity });
       } else {
         const { vcpu_count, mem_size_mib, fs_size_mib, image_name } = config;
-        await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, image_name, env: state.env, identity });
+        await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, image_name, env, identity });
       }
     } catch (error) {
       return this.failBoot(vm_id, state, (error as Error).message, intent);
@@ -142,6 +145,10 @@ export class VmReconciler implements StreamReactor {
         case 'resize':
           await this.driver.resizeDisk(vm_id, pending.fs_size_mib);
           return await this.record(vm_id, { type: 'RecordVmDiskResized' }, intent);
+        case 'rekey':
+          // Written again after a crash before the outcome: the same key in the same place.
+          await replaceAuthorizedKey(this.driver, vm_id, pending.ssh_public_key);
+          return await this.record(vm_id, { type: 'RecordVmSshKeyRotated' }, intent);
       }
       // Pause/resume, and drift: bring the machine to the state the log wants.
       const wantPaused = pending?.kind === 'pause' || (pending === null && state.lifecycle === 'paused');

@@ -1,4 +1,4 @@
-import { AggregateRepository } from '@arbor/application';
+import { AggregateRepository, EventSecrets } from '@arbor/application';
 import { aggregateOfStream, type AnyAggregate } from '@arbor/domain';
 import type { AllSubscription, EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
@@ -19,6 +19,11 @@ export interface VmWorkerOptions {
   workerId: string;
   /** How often every known entity is compared with the host again (level-triggered resync). */
   resyncIntervalMs?: number;
+  /**
+   * Opens the secrets the worker needs in clear (exec stdin and env, file contents, a new VM's env
+   * vars) and seals those it writes (file contents read): the installation's key store.
+   */
+  secrets?: EventSecrets;
   log?: Log;
 }
 
@@ -57,7 +62,7 @@ export class VmWorker {
     this.log = (options.log ?? silentLog).child({ component: 'worker' });
     this.driver = instrumentDriver(driver);
     this.workerId = options.workerId;
-    const aggregates = new AggregateRepository(events);
+    const aggregates = new AggregateRepository(events, options.secrets ?? EventSecrets.NONE);
     const reactors = createReactors(aggregates, this.driver, new VmPlacements(aggregates, this.workerId), this.log);
     this.reactors = new Map(reactors.map((reactor) => [reactor.aggregate, reactor]));
     this.stateFile = new WorkerStateFile(options.stateFile);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AggregateRepository, newCommandContext, presentEvent, REDACTED, verifyWebhook, waitUntil, type WebhookSignatureHeaders } from '@arbor/application';
+import { AggregateRepository, newCommandContext, presentEvent, REDACTED, Secrets, verifyWebhook, waitUntil, type WebhookSignatureHeaders } from '@arbor/application';
 import { ApiKey, EnvVars, generateApiKey, Webhook, WebhookDelivery } from '@arbor/domain';
 import { InMemoryEventStore, type RecordedEvent } from '@arbor/event-store';
 import { delivererStateFile } from './deliverer-state-file';
@@ -17,6 +17,7 @@ const DOWN: WebhookResponse = { ok: false, status_code: 500, error: 'HTTP 500: d
 describe('webhook deliverer', () => {
   let store: InMemoryEventStore;
   let aggregates: AggregateRepository;
+  let keyStore: Secrets;
   let dir: string;
   let stateFile: string;
   let deliverer: WebhookDeliverer | null;
@@ -58,8 +59,9 @@ describe('webhook deliverer', () => {
 
   beforeEach(() => {
     store = new InMemoryEventStore();
-    aggregates = new AggregateRepository(store);
     dir = mkdtempSync(join(tmpdir(), 'arbor-deliverer-'));
+    keyStore = new Secrets({ dataDir: dir, mongoUrl: null }, {});
+    aggregates = new AggregateRepository(store, keyStore.events);
     stateFile = join(dir, 'webhooks', 'deliverer.json');
     requests = [];
     answer = () => OK;
@@ -67,6 +69,7 @@ describe('webhook deliverer', () => {
   });
   afterEach(async () => {
     await stop();
+    await keyStore.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -90,6 +93,7 @@ describe('webhook deliverer', () => {
 
     const [request] = to('hook-vars');
     expect(request.body).toBe(JSON.stringify(presentEvent(vars1)));
+    expect(JSON.parse(request.body).data.vars).toEqual({ A: REDACTED }); // sealed in the log, never shown
     expect(request.headers).toMatchObject({ 'content-type': 'application/json', 'webhook-id': vars1.id });
     expect(verifyWebhook(secrets.secretOf('hook-vars'), request.headers as unknown as WebhookSignatureHeaders, request.body)).toBe(true);
     expect(verifyWebhook(secrets.secretOf('hook-keys'), request.headers as unknown as WebhookSignatureHeaders, request.body)).toBe(false);

@@ -1,9 +1,10 @@
 import { fold, type Aggregate, type DomainCommand, type DomainEvent } from '@arbor/domain';
-import { WrongExpectedVersionError, type EventStore, type RecordedEvent } from '@arbor/event-store';
+import { WrongExpectedVersionError, type AppendResult, type EventStore, type ExpectedRevision, type RecordedEvent } from '@arbor/event-store';
 import { commandDuration, timed } from '@arbor/observability';
 import { commandResult } from './command-result';
 import type { CommandContext } from './command-context';
 import { commandEventId, toDomainEvent, toNewEvents, upcast } from './event-envelope';
+import { EventSecrets } from './secrets/event-secrets';
 
 export interface HandledCommand<E> {
   /** Events appended (empty when the decider decided nothing needs to change). */
@@ -22,7 +23,7 @@ export interface LoadedAggregate<S> {
   state: S;
   /** Revision of the last event (-1: no stream yet). */
   revision: number;
-  /** The stream's events as stored (upcast), for callers that need their metadata. */
+  /** The stream's events as stored (upcast; secrets still sealed), for callers that need their metadata. */
   recorded: RecordedEvent[];
 }
 
@@ -35,10 +36,14 @@ const MAX_ATTEMPTS = 12;
 /**
  * Aggregates in the log, by their entry in the table of aggregates (`Vm`, `Commit`, …):
  * `handle(Vm, id, command, context)` runs a command, `load(Vm, id)` folds a stream. The one place
- * where a stream is paired with its decider and folded.
+ * where a stream is paired with its decider and folded, and where secrets are sealed on the way
+ * into the log and opened on the way out (EventSecrets): deciders only ever see them in clear.
  */
 export class AggregateRepository {
-  constructor(readonly store: EventStore) {}
+  constructor(
+    readonly store: EventStore,
+    private readonly secrets: EventSecrets = EventSecrets.NONE,
+  ) {}
 
   /**
    * Reads the aggregate's stream, folds it, decides, and appends with the exact revision read. A
@@ -72,20 +77,30 @@ export class AggregateRepository {
       const earlier = appendedBy(context.command_id, recorded);
       if (earlier.length) {
         const last = earlier[earlier.length - 1];
-        return { events: earlier.map((r) => toDomainEvent<E>(r)), position: last.position, revision: last.revision, event_ids: earlier.map((r) => r.id), replayed: true };
+        const opened = await this.secrets.open(earlier);
+        return { events: opened.map((r) => toDomainEvent<E>(r)), position: last.position, revision: last.revision, event_ids: earlier.map((r) => r.id), replayed: true };
       }
-      const { state, revision } = this.fold(aggregate, recorded);
+      const { state, revision } = await this.fold(aggregate, recorded);
       const events = aggregate.decider.decide(command, state);
       if (events.length === 0) return { events, position: null, revision, event_ids: [] };
       try {
-        const toAppend = toNewEvents(events, context);
-        const result = await this.store.append(streamId, toAppend, revision < 0 ? 'no_stream' : revision);
-        return { events, position: result.position, revision: result.next_expected_revision, event_ids: toAppend.map((e) => e.id) };
+        const result = await this.append(streamId, events, context, revision < 0 ? 'no_stream' : revision);
+        return { events, position: result.position, revision: result.next_expected_revision, event_ids: result.event_ids };
       } catch (error) {
         if (!(error instanceof WrongExpectedVersionError) || attempt >= MAX_ATTEMPTS) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 100)));
       }
     }
+  }
+
+  /**
+   * Appends events already decided (by a caller that keeps the aggregate's state itself, like the
+   * worker's exec recorder), sealed like every other append.
+   */
+  async append(streamId: string, events: DomainEvent[], context: CommandContext, expected: ExpectedRevision): Promise<AppendResult & { event_ids: string[] }> {
+    const toAppend = await this.secrets.seal(toNewEvents(events, context));
+    const result = await this.store.append(streamId, toAppend, expected);
+    return { ...result, event_ids: toAppend.map((e) => e.id) };
   }
 
   /** Reads and folds an aggregate without deciding anything. */
@@ -103,9 +118,9 @@ export class AggregateRepository {
     return appendedBy(command_id, await this.store.readStream(aggregate.stream(id))).length > 0;
   }
 
-  private fold<S, E extends DomainEvent>(aggregate: Aggregate<any, any, S, E>, stored: RecordedEvent[]): LoadedAggregate<S> {
+  private async fold<S, E extends DomainEvent>(aggregate: Aggregate<any, any, S, E>, stored: RecordedEvent[]): Promise<LoadedAggregate<S>> {
     const recorded = stored.map(upcast);
-    const state = fold(aggregate.decider, recorded.map((r) => toDomainEvent<E>(r)));
+    const state = fold(aggregate.decider, (await this.secrets.open(stored)).map((r) => toDomainEvent<E>(r)));
     return { state, revision: recorded.length ? recorded[recorded.length - 1].revision : -1, recorded };
   }
 }

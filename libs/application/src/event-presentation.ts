@@ -1,4 +1,4 @@
-import { redactedFieldsOf, UPCASTERS } from '@arbor/domain';
+import { redactedFieldsOf, sealedFieldsOf, UPCASTERS } from '@arbor/domain';
 import type { EventMetadata, RecordedEvent, SerializedRecordedEvent } from '@arbor/event-store';
 import { upcast } from './event-envelope';
 
@@ -18,9 +18,12 @@ export interface PresentedEvent {
 }
 
 /**
- * An event as the feed (and a webhook) shows it: upcast to its type's current version, with the
- * fields the catalogue marks `@redacted` replaced. History is never rewritten: the log keeps what
- * was written, and every event, however old, is shown redacted.
+ * An event as the feed (and a webhook, the live stream, an export) shows it: upcast to its type's
+ * current version, with the fields the catalogue marks `@redacted` replaced, and those it marks
+ * `@sealed` too (a map keeps its names, each value replaced; an absent value stays null): sealed
+ * or not, a secret is never shown. History is never rewritten: the log keeps what was written,
+ * and every event, however old (secrets written in clear before they were sealed included), is
+ * shown redacted.
  */
 export function presentEvent(recorded: RecordedEvent): PresentedEvent {
   const event = upcast(recorded);
@@ -39,12 +42,12 @@ export function presentEvent(recorded: RecordedEvent): PresentedEvent {
 
 /**
  * `JSON.stringify(presentEvent(event))` of an event whose data is still JSON text: the text is
- * copied as it is when nothing would change it (its type has no redacted field and it is at its
- * current version), so the export of a long log costs no parse and serialize of every event's data.
+ * copied as it is when nothing would change it (its type has no redacted or sealed field and it is
+ * at its current version), so the export of a long log costs no parse and serialize of every event's data.
  */
 export function presentedEventJson(event: SerializedRecordedEvent): string {
   const { data_json, ...envelope } = event;
-  if (redactedFieldsOf(event.type).length > 0 || UPCASTERS[event.type]?.[event.metadata.schema_version ?? 1]) {
+  if (redactedFieldsOf(event.type).length > 0 || sealedFieldsOf(event.type).length > 0 || UPCASTERS[event.type]?.[event.metadata.schema_version ?? 1]) {
     return JSON.stringify(presentEvent({ ...envelope, data: JSON.parse(data_json) }));
   }
   const { schema_version, correlation_id, causation_id, actor_key_id, org_id } = event.metadata;
@@ -56,6 +59,13 @@ export function presentedEventJson(event: SerializedRecordedEvent): string {
 
 function redacted(type: string, data: unknown): unknown {
   const fields = redactedFieldsOf(type);
-  if (!fields.length || typeof data !== 'object' || data === null) return data;
-  return { ...data, ...Object.fromEntries(fields.filter((field) => field in data).map((field) => [field, REDACTED])) };
+  const sealed = sealedFieldsOf(type);
+  if ((!fields.length && !sealed.length) || typeof data !== 'object' || data === null) return data;
+  const shown: Record<string, unknown> = { ...data };
+  for (const field of fields.filter((name) => name in shown)) shown[field] = REDACTED;
+  for (const { field, kind } of sealed.filter(({ field }) => shown[field] !== null && shown[field] !== undefined)) {
+    const value = shown[field];
+    shown[field] = kind === 'values' && typeof value === 'object' ? Object.fromEntries(Object.keys(value as object).map((name) => [name, REDACTED])) : REDACTED;
+  }
+  return shown;
 }

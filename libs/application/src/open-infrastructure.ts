@@ -5,6 +5,7 @@ import { type ReadModelStore, SqliteReadModelStore, MongoReadModelStore } from '
 import type { ArborConfig } from './arbor-config';
 import { countingAppends } from './counted-appends';
 import type { Infrastructure } from './infrastructure';
+import { Secrets } from './secrets/secrets';
 
 /** Embedded files in the data directory (both WAL-mode SQLite, safe for several processes). */
 export const EVENTS_DB = 'events.db';
@@ -33,11 +34,11 @@ export async function openReadModelStore(config: ArborConfig, log: (line: string
 }
 
 export async function openInfrastructure(config: ArborConfig, log: (line: string) => void = () => {}): Promise<Infrastructure> {
-  return { config, eventStore: openEventStore(config, log), readModels: await openReadModelStore(config, log) };
+  return { config, eventStore: openEventStore(config, log), readModels: await openReadModelStore(config, log), secrets: new Secrets(config) };
 }
 
 export async function closeInfrastructure(infra: Infrastructure): Promise<void> {
-  await Promise.allSettled([infra.eventStore.close(), infra.readModels.close()]);
+  await Promise.allSettled([infra.eventStore.close(), infra.readModels.close(), infra.secrets.close()]);
 }
 
 function redact(url: string): string {

@@ -64,5 +64,5 @@ describe('vm outcomes: when each VM operation is done', () => {
   });
 
   it('the intents are the events the worker acts on', () =>
-    expect(intentTypes(Vm.outcomes).sort()).toEqual(['VmCommitRequested', 'VmCreationRequested', 'VmDeletionRequested', 'VmDiskResizeRequested', 'VmPauseRequested', 'VmResumeRequested']));
+    expect(intentTypes(Vm.outcomes).sort()).toEqual(['VmCommitRequested', 'VmCreationRequested', 'VmDeletionRequested', 'VmDiskResizeRequested', 'VmPauseRequested', 'VmResumeRequested', 'VmSshKeyRotationRequested']));
 });

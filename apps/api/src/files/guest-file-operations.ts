@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { AggregateRepository, Operations, stepContext, type CommandContext } from '@arbor/application';
-import { deterministicUuid, fromFileChunks, GuestFile, toFileChunks, type FileReadRequested, type FileWriteRequested } from '@arbor/domain';
+import { AggregateRepository, isSealed, Operations, stepContext, type CommandContext } from '@arbor/application';
+import { deterministicUuid, failed, fromFileChunks, GuestFile, toFileChunks, type FileReadRequested, type FileWriteRequested } from '@arbor/domain';
 
 type Target = Omit<FileReadRequested['data'], 'op_id'>;
 
@@ -8,7 +8,7 @@ type Target = Omit<FileReadRequested['data'], 'op_id'>;
  * Guest file reads and writes through the log: the API appends the request (and a write's
  * content) to `guestfile-<op_id>`, the vm-worker does it on the host and appends the outcome
  * (and a read's content). File contents thus live in the log, the audit trail of who put what in
- * which VM; MAX_FILE_CONTENT_BYTES keeps that bounded. The op id derives from the command id, so
+ * which VM (sealed with the org's key); MAX_FILE_CONTENT_BYTES keeps that bounded. The op id derives from the command id, so
  * a retry with the same X-Idempotency-Key joins the first attempt instead of writing again. A
  * failure answers as the aggregate's outcome rules say (404 missing file, 413 too large, …).
  */
@@ -33,6 +33,8 @@ export class GuestFileOperations {
   async read(context: CommandContext, target: Target): Promise<Buffer> {
     const op_id = deterministicUuid(context.command_id, 'guestfile');
     await this.operations.run(GuestFile, op_id, { type: 'RequestFileRead', op_id, ...target }, stepContext(context, 'request'));
-    return fromFileChunks((await this.aggregates.load(GuestFile, op_id)).state.chunks);
+    const { chunks } = (await this.aggregates.load(GuestFile, op_id)).state;
+    if (chunks.some(isSealed)) throw failed("the file's content can no longer be read: the org's secrets key was deleted");
+    return fromFileChunks(chunks);
   }
 }

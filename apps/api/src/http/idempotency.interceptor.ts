@@ -2,7 +2,7 @@ import { type CallHandler, type ExecutionContext, Injectable, type NestIntercept
 import type { Response } from 'express';
 import { createHash } from 'node:crypto';
 import { from, mergeMap, of, type Observable } from 'rxjs';
-import { AggregateRepository, newCommandContext } from '@arbor/application';
+import { AggregateRepository, isSealed, newCommandContext } from '@arbor/application';
 import { IdempotentResponse } from '@arbor/domain';
 import type { AuthenticatedRequest } from '../auth/api-key.guard';
 import { correlateCommand } from '../auth/request-context.decorator';
@@ -39,6 +39,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           if (first.method !== request.method || first.path !== request.path) {
             throw new HttpError(422, 'X-Idempotency-Key was already used for a different request');
           }
+          if (isSealed(first.body)) throw new HttpError(409, "the first response to this X-Idempotency-Key can no longer be read: the org's secrets key was deleted");
           // The replay is logged under the id the first attempt's events carry.
           correlateCommand(request, response);
           response.status(first.status).setHeader('Idempotent-Replayed', 'true');

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { VmSshKeysModule } from '../ssh-keys/vm-ssh-keys.module';
 import { ForkRepositoryHandler } from './commands/fork-repository.handler';
 import { CreateRepoTagHandler, DeleteRepoTagHandler, UpdateRepoTagHandler } from './commands/repo-tag-command.handlers';
 import { CreateRepositoryHandler, DeleteRepositoryHandler, SetRepositoryVisibilityHandler } from './commands/repository-command.handlers';
@@ -9,7 +8,6 @@ import { RepositoryReadModel } from './repository-read-model';
 
 /** Repositories and their tags (`/repositories`), fork, and the public listing (`/public/repositories`). */
 @Module({
-  imports: [VmSshKeysModule],
   controllers: [RepositoriesController, PublicRepositoriesController],
   providers: [
     RepositoryReadModel,

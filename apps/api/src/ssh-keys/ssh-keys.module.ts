@@ -2,11 +2,10 @@ import { Module } from '@nestjs/common';
 import { VmsModule } from '../vms/vms.module';
 import { GetVmSshKeyHandler } from './queries/get-vm-ssh-key.handler';
 import { SshKeysController } from './ssh-keys.controller';
-import { VmSshKeysModule } from './vm-ssh-keys.module';
 
 /** Per-VM SSH keys: GET /vm/{id}/ssh_key. */
 @Module({
-  imports: [VmsModule, VmSshKeysModule],
+  imports: [VmsModule],
   controllers: [SshKeysController],
   providers: [GetVmSshKeyHandler],
 })

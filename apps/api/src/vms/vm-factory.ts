@@ -50,7 +50,7 @@ export class VmFactory {
         parent_commit_id: vm.source?.commit.commit_id ?? null,
         grandparent_vm_id: vm.source?.commit.parent_vm_id ?? null,
         // The VM's own key pair: its public half is authorized in the guest; GET ssh_key derives the private half.
-        ssh_public_key: this.sshKeys.publicKey(vm_id),
+        ...(await this.sshKeys.forNewVm(vm_id)),
         now: new Date().toISOString(),
       },
       stepContext(command, 'create', String(index)),

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { CommitsModule } from '../commits/commits.module';
-import { VmSshKeysModule } from '../ssh-keys/vm-ssh-keys.module';
 import { BranchController } from './branch.controller';
 import { BranchVmsHandler } from './commands/branch-vms.handler';
 import { ChangeVmStateHandler } from './commands/change-vm-state.handler';
@@ -21,7 +20,7 @@ import { VmsController } from './vms.controller';
 
 /** VMs: create (new_root, from_commit, branch), list, status, metadata, labels, state, disk, commit, delete. */
 @Module({
-  imports: [CommitsModule, VmSshKeysModule],
+  imports: [CommitsModule],
   controllers: [VmsController, BranchController, VmController],
   providers: [
     VmReadModel,

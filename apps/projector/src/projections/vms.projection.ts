@@ -31,6 +31,7 @@ export const vmsProjection = projectionOf(Vm, {
           config: d.config,
           parent_commit_id: d.parent_commit_id ?? null,
           grandparent_vm_id: d.grandparent_vm_id ?? null,
+          ssh_key_generation: d.ssh_key_generation,
           deleting: false,
           deleted_at: null,
           failure_reason: null,
@@ -49,6 +50,8 @@ export const vmsProjection = projectionOf(Vm, {
       case 'VmBootFailed':
       case 'VmDied':
         return [set(vm_id, { state: 'dead', failure_reason: event.data.reason })];
+      case 'VmSshKeyRotated':
+        return [set(vm_id, { ssh_key_generation: event.data.ssh_key_generation })];
       case 'VmLabelsSet':
         return [set(vm_id, { labels: event.data.labels })];
       case 'VmDeletionRequested':

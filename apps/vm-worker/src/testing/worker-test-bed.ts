@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AggregateRepository, newCommandContext, type CommandContext } from '@arbor/application';
+import { AggregateRepository, newCommandContext, Secrets, type CommandContext } from '@arbor/application';
 import { Commit, Exec, GuestFile, Vm, VM_CONFIG_DEFAULTS, VmPlacement, type CommitCommand, type ExecCommand, type GuestFileCommand, type VmCommand } from '@arbor/domain';
 import { InMemoryEventStore, type EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
@@ -14,14 +14,16 @@ import { VmWorker } from '../vm-worker';
  */
 export class WorkerTestBed {
   readonly store: EventStore = new InMemoryEventStore();
-  readonly aggregates = new AggregateRepository(this.store);
   private readonly dir = mkdtempSync(join(tmpdir(), 'arbor-worker-'));
+  /** A key store of its own in the bed's directory: secrets are sealed in the log as the api seals them. */
+  readonly secrets = new Secrets({ dataDir: this.dir, mongoUrl: null }, {});
+  readonly aggregates = new AggregateRepository(this.store, this.secrets.events);
   private readonly running = new Map<string, VmWorker>();
 
   /** Starts (or restarts) the worker named `name` on `driver`; its checkpoint survives restarts. */
   async start(driver: HypervisorDriver, name = 'worker-1'): Promise<VmWorker> {
     await this.stop(name);
-    const worker = new VmWorker(this.store, driver, { stateFile: join(this.dir, `${name}.json`), resyncIntervalMs: 0, workerId: name });
+    const worker = new VmWorker(this.store, driver, { stateFile: join(this.dir, `${name}.json`), resyncIntervalMs: 0, workerId: name, secrets: this.secrets.events });
     this.running.set(name, worker);
     await worker.start();
     return worker;
@@ -39,6 +41,7 @@ export class WorkerTestBed {
 
   async destroy(): Promise<void> {
     for (const name of [...this.running.keys()]) await this.stop(name);
+    await this.secrets.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { AGGREGATES } from '../aggregates';
 import { generateEventSchemas } from '../testing/event-schema-generator';
-import { EVENT_CATALOGUE, redactedFieldsOf, type CatalogueEntry } from './event-catalogue';
+import { EVENT_CATALOGUE, redactedFieldsOf, SEALED_SINCE, sealedFieldsOf, writtenSealed, type CatalogueEntry } from './event-catalogue';
 import { UPCASTERS } from './upcasters';
 
 /** A schema without its descriptions: what changing a comment does not change. */
@@ -13,7 +13,8 @@ function structure(schema: unknown): unknown {
   return Object.fromEntries(Object.entries(schema).filter(([key]) => key !== 'description').map(([key, value]) => [key, structure(value)]));
 }
 
-const generated = generateEventSchemas();
+// As JSON holds them: some generated schema objects have prototypes isDeepStrictEqual would tell apart.
+const generated: ReturnType<typeof generateEventSchemas> = JSON.parse(JSON.stringify(generateEventSchemas()));
 
 /**
  * `npm run catalogue` (UPDATE_CATALOGUE=1) writes the catalogue from the types: a new type at
@@ -58,5 +59,21 @@ describe('the event catalogue: generated from the domain types, versioned, with 
   it('marks the secrets (and their hashes) the feed never shows', () => {
     expect(redactedFieldsOf('ApiKeyIssued')).toEqual(['secret_sha256']);
     expect(redactedFieldsOf('VmBooted')).toEqual([]);
+  });
+
+  it('marks the secrets the log holds only sealed, and the version each type is sealed from', () => {
+    expect(sealedFieldsOf('ExecRequested')).toEqual([
+      { field: 'env', kind: 'values' },
+      { field: 'stdin', kind: 'text' },
+    ]);
+    expect(sealedFieldsOf('FileContentChunk')).toEqual([{ field: 'data_b64', kind: 'bytes' }]);
+    expect(sealedFieldsOf('EnvVarsSet')).toEqual([{ field: 'vars', kind: 'values' }]);
+    expect(sealedFieldsOf('VmCreationRequested')).toEqual([{ field: 'env', kind: 'values' }]);
+    expect(sealedFieldsOf('IdempotentResponseRecorded')).toEqual([{ field: 'body', kind: 'json' }]);
+    // Every type with sealed fields says from which version it was written sealed (older: in clear).
+    const sealedTypes = Object.keys(EVENT_CATALOGUE).filter((type) => sealedFieldsOf(type).length > 0);
+    expect(Object.keys(SEALED_SINCE).sort()).toEqual(sealedTypes.sort());
+    for (const [type, since] of Object.entries(SEALED_SINCE)) expect(since).toBeLessThanOrEqual(EVENT_CATALOGUE[type].schema_version);
+    expect([writtenSealed('ExecRequested', 1), writtenSealed('ExecRequested', 2), writtenSealed('VmBooted', 1)]).toEqual([false, true, false]);
   });
 });

@@ -15,8 +15,17 @@ export type ExecRequested = DomainEvent<
     org_id: string;
     /** argv, run without a shell. */
     command: string[];
+    /**
+     * Extra environment variables. Each value is sealed in the log with the org's key (the names
+     * stay readable); the feed shows them as [redacted].
+     * @sealed "values"
+     */
     env: Record<string, string> | null;
     working_dir: string | null;
+    /**
+     * UTF-8 text fed to the command's stdin. Sealed in the log with the org's key.
+     * @sealed "text"
+     */
     stdin: string | null;
     /** 0: no timeout. */
     timeout_secs: number;

@@ -13,6 +13,7 @@ const request = {
   tag_name: 'v1',
   vm_id: 'vm-1',
   vm_ssh_public_key: 'ssh-ed25519 AAAA arbor-vm-vm-1',
+  vm_ssh_key_generation: 1,
   commit_id: 'c-2',
   repo_id: 'r-1',
   tag_id: 't-1',

@@ -31,6 +31,8 @@ export type ForkRequested = DomainEvent<
     /** What the fork makes: its VM (with the VM's own SSH public key), commit, repository (if none), tag. */
     vm_id: string;
     vm_ssh_public_key: string;
+    /** The SSH key generation the VM's key pair derives from. */
+    vm_ssh_key_generation: number;
     commit_id: string;
     repo_id: string;
     tag_id: string;

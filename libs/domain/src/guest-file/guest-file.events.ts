@@ -6,7 +6,18 @@ import { eventTypes, type DomainEvent } from '../shared/decider';
  * to the host. File contents travel as `FileContentChunk` events (see FILE_CHUNK_BYTES): before
  * the FileWriteRequested they belong to, after the FileReadRequested they answer.
  */
-export type FileContentChunk = DomainEvent<'FileContentChunk', { op_id: string; index: number; data_b64: string }>;
+export type FileContentChunk = DomainEvent<
+  'FileContentChunk',
+  {
+    op_id: string;
+    index: number;
+    /**
+     * The chunk's bytes, base64. Sealed in the log with the org's key (the bytes, not their base64).
+     * @sealed "bytes"
+     */
+    data_b64: string;
+  }
+>;
 export type FileWriteRequested = DomainEvent<
   'FileWriteRequested',
   {

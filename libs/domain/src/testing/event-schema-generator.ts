@@ -7,7 +7,8 @@ import type { CatalogueEntry } from '../catalogue/event-catalogue';
  * The JSON Schema of every event's `data`, generated from the domain's own types: each event type
  * `X` is the exported type alias `X = DomainEvent<'X', {…}>` (a convention the generator relies on:
  * an event whose alias is missing fails here). JSDoc becomes descriptions; `@redacted` on a field
- * marks a secret (or its hash) that the feed never shows.
+ * marks a secret (or its hash) that the feed never shows; `@sealed "<kind>"` a secret the log
+ * holds only sealed with the org's key (see SealedKind).
  */
 export function generateEventSchemas(): Record<string, Omit<CatalogueEntry, 'schema_version'>> {
   const generator = createGenerator({
@@ -18,7 +19,7 @@ export function generateEventSchemas(): Record<string, Omit<CatalogueEntry, 'sch
     topRef: false,
     skipTypeCheck: true,
     jsDoc: 'extended',
-    extraTags: ['redacted'],
+    extraTags: ['redacted', 'sealed'],
   });
   const entries: Record<string, Omit<CatalogueEntry, 'schema_version'>> = {};
   for (const aggregate of AGGREGATES) {

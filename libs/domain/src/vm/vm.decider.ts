@@ -15,7 +15,8 @@ export type PendingVmOperation =
   | { kind: 'pause' }
   | { kind: 'resume' }
   | { kind: 'commit'; commit_id: string; keep_paused: boolean }
-  | { kind: 'resize'; fs_size_mib: number };
+  | { kind: 'resize'; fs_size_mib: number }
+  | { kind: 'rekey'; ssh_public_key: string; ssh_key_generation: number };
 
 export interface VmState {
   lifecycle: VmLifecycle;
@@ -32,6 +33,8 @@ export interface VmState {
   /** The VM that commit was taken from. */
   grandparent_vm_id: string | null;
   ssh_public_key: string | null;
+  /** The SSH key generation the VM's key pair derives from (null: no key). */
+  ssh_key_generation: number | null;
   pending: PendingVmOperation | null;
 }
 
@@ -47,6 +50,7 @@ const initialState = (): VmState => ({
   parent_commit_id: null,
   grandparent_vm_id: null,
   ssh_public_key: null,
+  ssh_key_generation: null,
   pending: null,
 });
 
@@ -74,7 +78,9 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
       if (state.lifecycle !== 'none') throw conflict('vm already exists');
       const { vm_id, org_id, owner_id, config, labels, env, ip, now } = command;
       const lineage = { parent_commit_id: command.parent_commit_id ?? null, grandparent_vm_id: command.grandparent_vm_id ?? null };
-      const data = { vm_id, org_id, owner_id, config, labels, env, ip, ...lineage, ssh_public_key: command.ssh_public_key ?? null, requested_at: now };
+      const key = { ssh_public_key: command.ssh_public_key ?? null, ssh_key_generation: command.ssh_public_key ? (command.ssh_key_generation ?? null) : null };
+      if (key.ssh_public_key && key.ssh_key_generation === null) throw invalid('an SSH public key needs the generation it derives from');
+      const data = { vm_id, org_id, owner_id, config, labels, env, ip, ...lineage, ...key, requested_at: now };
       return [{ type: 'VmCreationRequested', data }];
     }
     case 'SetVmLabels':
@@ -96,6 +102,15 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
       const current = state.config!.fs_size_mib;
       if (command.fs_size_mib <= current) throw invalid(`fs_size_mib must be larger than the current size (${current} MiB)`);
       return [{ type: 'VmDiskResizeRequested', data: { vm_id: state.vm_id!, fs_size_mib: command.fs_size_mib } }];
+    }
+    case 'RequestVmSshKeyRotation': {
+      requireOperable(state);
+      // The worker writes the key into the guest's files, which a frozen machine cannot take.
+      if (state.lifecycle !== 'running') throw conflict('vm is paused; resume it to re-key it');
+      if (state.ssh_public_key === null) throw conflict('vm has no SSH key to rotate');
+      const { ssh_public_key, ssh_key_generation } = command;
+      if (ssh_key_generation === state.ssh_key_generation) return [];
+      return [{ type: 'VmSshKeyRotationRequested', data: { vm_id: state.vm_id!, ssh_public_key, ssh_key_generation } }];
     }
     case 'RequestVmDeletion':
       requireExisting(state);
@@ -131,6 +146,12 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
       if (pending?.kind !== 'resize') return [];
       return [{ type: 'VmDiskResized', data: { vm_id: state.vm_id!, fs_size_mib: pending.fs_size_mib } }];
     }
+    case 'RecordVmSshKeyRotated': {
+      const pending = state.pending;
+      if (pending?.kind !== 'rekey') return [];
+      const { ssh_public_key, ssh_key_generation } = pending;
+      return [{ type: 'VmSshKeyRotated', data: { vm_id: state.vm_id!, ssh_public_key, ssh_key_generation } }];
+    }
     case 'RecordVmOperationFailed':
       if (command.operation === 'delete' ? state.lifecycle !== 'deleting' : state.pending?.kind !== command.operation) return [];
       return [{ type: 'VmOperationFailed', data: { vm_id: state.vm_id!, operation: command.operation, reason: command.reason } }];
@@ -160,6 +181,7 @@ function evolve(state: VmState, event: VmEvent): VmState {
         parent_commit_id: d.parent_commit_id ?? null,
         grandparent_vm_id: d.grandparent_vm_id ?? null,
         ssh_public_key: d.ssh_public_key ?? null,
+        ssh_key_generation: d.ssh_key_generation ?? null,
       };
     }
     case 'VmBooted':
@@ -185,6 +207,10 @@ function evolve(state: VmState, event: VmEvent): VmState {
       return { ...state, pending: { kind: 'resize', fs_size_mib: event.data.fs_size_mib } };
     case 'VmDiskResized':
       return { ...state, config: { ...state.config!, fs_size_mib: event.data.fs_size_mib }, pending: null };
+    case 'VmSshKeyRotationRequested':
+      return { ...state, pending: { kind: 'rekey', ssh_public_key: event.data.ssh_public_key, ssh_key_generation: event.data.ssh_key_generation } };
+    case 'VmSshKeyRotated':
+      return { ...state, ssh_public_key: event.data.ssh_public_key, ssh_key_generation: event.data.ssh_key_generation, pending: null };
     case 'VmOperationFailed':
       return event.data.operation === 'delete' ? { ...state, lifecycle: 'dead' } : { ...state, pending: null };
     case 'VmDeletionRequested':

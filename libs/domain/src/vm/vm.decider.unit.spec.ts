@@ -1,4 +1,5 @@
 import { deciderSpec } from '../testing/decider-spec';
+import { fold } from '../shared/decider';
 import { DomainError } from '../shared/domain-error';
 import { VM_CONFIG_DEFAULTS } from './vm-config';
 import { vmDecider } from './vm.decider';
@@ -21,6 +22,7 @@ const requested: VmEvent = {
     parent_commit_id: null,
     grandparent_vm_id: null,
     ssh_public_key: null,
+    ssh_key_generation: null,
     requested_at: now,
   },
 };
@@ -185,6 +187,38 @@ describe('vm decider', () => {
       spec.given([requested, booted, pauseRequested, paused]).when({ type: 'RequestVmDiskResize', fs_size_mib: 2048 }).then([resizeRequested]);
       const afterResize = [requested, booted, pauseRequested, paused, resizeRequested, { type: 'VmDiskResized', data: { vm_id, fs_size_mib: 2048 } } as VmEvent];
       spec.given(afterResize).when({ type: 'RequestVmStateChange', target: 'Paused' }).then([]);
+    });
+  });
+
+  describe('SSH key generations and re-keying', () => {
+    const keyed: VmEvent = { ...requested, data: { ...(requested.data as object), ssh_public_key: 'ssh-ed25519 AAAA-1 arbor-vm', ssh_key_generation: 1 } } as VmEvent;
+    const rekey = { type: 'RequestVmSshKeyRotation' as const, ssh_public_key: 'ssh-ed25519 AAAA-2 arbor-vm', ssh_key_generation: 2 };
+    const rotationRequested: VmEvent = { type: 'VmSshKeyRotationRequested', data: { vm_id, ssh_public_key: rekey.ssh_public_key, ssh_key_generation: 2 } };
+
+    it('records the generation a new vm key comes from, and refuses a key without one', () => {
+      const create = { type: 'RequestVmCreation' as const, vm_id, org_id: 'org-1', owner_id: 'key-1', config: VM_CONFIG_DEFAULTS, labels: { team: 'a' }, env: {}, ip: 'fd00::1', now };
+      spec.given([]).when({ ...create, ssh_public_key: 'ssh-ed25519 AAAA-1 arbor-vm', ssh_key_generation: 1 }).then([keyed]);
+      spec.given([]).when({ ...create, ssh_public_key: 'ssh-ed25519 AAAA-1 arbor-vm' }).thenThrows('invalid', /needs the generation/);
+    });
+
+    it('re-keys a running vm: asks the worker, then takes the new key and generation', () => {
+      spec.given([keyed, booted]).when(rekey).then([rotationRequested]);
+      spec
+        .given([keyed, booted, rotationRequested])
+        .when({ type: 'RecordVmSshKeyRotated' })
+        .then([{ type: 'VmSshKeyRotated', data: { vm_id, ssh_public_key: rekey.ssh_public_key, ssh_key_generation: 2 } }]);
+      const rotated: VmEvent = { type: 'VmSshKeyRotated', data: { vm_id, ssh_public_key: rekey.ssh_public_key, ssh_key_generation: 2 } };
+      expect(fold(vmDecider, [keyed, booted, rotationRequested, rotated])).toMatchObject({ ssh_public_key: rekey.ssh_public_key, ssh_key_generation: 2, pending: null });
+      // Already on that generation: nothing to do.
+      spec.given([keyed, booted, rotationRequested, rotated]).when(rekey).then([]);
+    });
+
+    it('refuses to re-key a paused, booting or busy vm; a failure leaves the old key', () => {
+      spec.given([keyed, booted, pauseRequested, paused]).when(rekey).thenThrows('conflict', 'vm is paused; resume it to re-key it');
+      spec.given([keyed]).when(rekey).thenThrows('conflict', 'vm is still booting');
+      spec.given([keyed, booted, rotationRequested]).when({ type: 'RequestVmStateChange', target: 'Paused' }).thenThrows('conflict', /rekey in progress/);
+      const failed: VmEvent = { type: 'VmOperationFailed', data: { vm_id, operation: 'rekey', reason: 'guest refused' } };
+      expect(fold(vmDecider, [keyed, booted, rotationRequested, failed])).toMatchObject({ ssh_key_generation: 1, pending: null });
     });
   });
 

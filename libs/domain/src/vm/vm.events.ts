@@ -13,7 +13,11 @@ export type VmCreationRequested = DomainEvent<
     owner_id: string;
     config: VmConfig;
     labels: Labels | null;
-    /** The org's env vars at creation time, written to /etc/environment at boot. */
+    /**
+     * The owner's env vars at creation time, written to /etc/environment at boot. Each value is
+     * sealed in the log with the org's key (the names stay readable).
+     * @sealed "values"
+     */
     env: Record<string, string>;
     /** IPv6 address assigned by the control plane. */
     ip: string;
@@ -23,6 +27,8 @@ export type VmCreationRequested = DomainEvent<
     grandparent_vm_id: string | null;
     /** OpenSSH public key authorized in the VM: the public half of the VM's own key pair. */
     ssh_public_key: string | null;
+    /** The SSH key generation (server secret) the key pair derives from; null without a key. */
+    ssh_key_generation: number | null;
     requested_at: string;
   }
 >;
@@ -45,7 +51,14 @@ export type VmCommitRequested = DomainEvent<
 export type VmCommitted = DomainEvent<'VmCommitted', { vm_id: string; commit_id: string; includes_memory: boolean; keep_paused: boolean }>;
 export type VmDiskResizeRequested = DomainEvent<'VmDiskResizeRequested', { vm_id: string; fs_size_mib: number }>;
 export type VmDiskResized = DomainEvent<'VmDiskResized', { vm_id: string; fs_size_mib: number }>;
-export type VmOperation = 'pause' | 'resume' | 'commit' | 'resize' | 'delete';
+/**
+ * Re-key: authorize a new key pair (of another SSH key generation) in the guest in place of the
+ * VM's current one, so an old generation can be retired. Asked by the operator.
+ */
+export type VmSshKeyRotationRequested = DomainEvent<'VmSshKeyRotationRequested', { vm_id: string; ssh_public_key: string; ssh_key_generation: number }>;
+/** The guest now authorizes the new key instead of the old one: GET ssh_key answers the new key. */
+export type VmSshKeyRotated = DomainEvent<'VmSshKeyRotated', { vm_id: string; ssh_public_key: string; ssh_key_generation: number }>;
+export type VmOperation = 'pause' | 'resume' | 'commit' | 'resize' | 'rekey' | 'delete';
 /** A requested operation could not be carried out; the VM keeps its previous state. */
 export type VmOperationFailed = DomainEvent<'VmOperationFailed', { vm_id: string; operation: VmOperation; reason: string }>;
 export type VmDeletionRequested = DomainEvent<'VmDeletionRequested', { vm_id: string }>;
@@ -66,6 +79,8 @@ export type VmEvent =
   | VmCommitted
   | VmDiskResizeRequested
   | VmDiskResized
+  | VmSshKeyRotationRequested
+  | VmSshKeyRotated
   | VmOperationFailed
   | VmDeletionRequested
   | VmDeleted
@@ -84,6 +99,8 @@ export const VM_EVENT_TYPES = eventTypes<VmEvent>()(
   'VmCommitted',
   'VmDiskResizeRequested',
   'VmDiskResized',
+  'VmSshKeyRotationRequested',
+  'VmSshKeyRotated',
   'VmOperationFailed',
   'VmDeletionRequested',
   'VmDeleted',

@@ -26,6 +26,7 @@ export const vmOutcomes: IntentOutcomes<VmEvent> = {
   VmResumeRequested: operation('VmResumed'),
   VmCommitRequested: operation('VmCommitted'),
   VmDiskResizeRequested: operation('VmDiskResized'),
+  VmSshKeyRotationRequested: operation('VmSshKeyRotated'),
   VmDeletionRequested: {
     VmDeleted: () => succeeded,
     VmOperationFailed: (event) => failedWith(failed(event.data.reason)),

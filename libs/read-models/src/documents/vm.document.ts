@@ -17,6 +17,8 @@ export interface VmDocument {
   config: VmConfig;
   parent_commit_id: string | null;
   grandparent_vm_id: string | null;
+  /** The SSH key generation the VM's key pair derives from (absent in documents projected before generations: 1). */
+  ssh_key_generation?: number | null;
   /** Set when deletion was requested; the VM leaves the lists once `deleted_at` is set. */
   deleting: boolean;
   deleted_at: string | null;

@@ -36,6 +36,7 @@ export class ForkRepositoryHandler implements ICommandHandler<ForkRepositoryComm
       const target = (await this.aggregates.load(Repository, { org_id: principal.org_id, name: repo_name })).state;
       if (target.tags[tag_name]) throw conflict(`tag '${tag_name}' already exists in repository '${repo_name}'`);
       const now = new Date().toISOString();
+      const key = await this.sshKeys.forNewVm(id('vm'));
       await this.operations.run(
         Fork,
         fork_id,
@@ -48,7 +49,8 @@ export class ForkRepositoryHandler implements ICommandHandler<ForkRepositoryComm
           repo_name,
           tag_name,
           vm_id: id('vm'),
-          vm_ssh_public_key: this.sshKeys.publicKey(id('vm')),
+          vm_ssh_public_key: key.ssh_public_key,
+          vm_ssh_key_generation: key.ssh_key_generation,
           commit_id: id('commit'),
           repo_id: id('repository'), // the repository's id should the fork make it (one already there keeps its own)
           tag_id: id('tag'),

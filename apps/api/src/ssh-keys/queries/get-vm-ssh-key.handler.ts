@@ -1,6 +1,7 @@
 import { type IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { VmSshKeys } from '@arbor/application';
+import { SshKeyGenerationRetired, VmSshKeys } from '@arbor/application';
 import type { VmSshKeyResponseDto } from '@arbor/contracts';
+import { HttpError } from '../../http/http-error';
 import { VmReadModel } from '../../vms/vm-read-model';
 import { GetVmSshKeyQuery } from './get-vm-ssh-key.query';
 
@@ -16,7 +17,13 @@ export class GetVmSshKeyHandler implements IQueryHandler<GetVmSshKeyQuery> {
 
   async execute({ org_id, vm_id }: GetVmSshKeyQuery): Promise<VmSshKeyResponseDto> {
     // As the contract's node does: a paused (or dead) VM is refused (409); a booting one is waited for.
-    await this.vms.requireRunning(org_id, vm_id);
-    return { ssh_private_key: this.keys.privateKeyOpenSsh(vm_id), ssh_port: GUEST_SSH_PORT };
+    const vm = await this.vms.requireRunning(org_id, vm_id);
+    try {
+      // The generation the VM was made (or last re-keyed) with: a rotation since changes nothing here.
+      return { ssh_private_key: await this.keys.privateKeyOpenSsh(vm_id, vm.ssh_key_generation ?? 1), ssh_port: GUEST_SSH_PORT };
+    } catch (error) {
+      if (!(error instanceof SshKeyGenerationRetired)) throw error;
+      throw new HttpError(409, `the SSH key of vm ${vm_id} came from key generation ${error.generation}, which the operator retired; the VM must be re-keyed`);
+    }
   }
 }
