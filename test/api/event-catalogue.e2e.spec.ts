@@ -2,6 +2,7 @@ import Ajv from 'ajv';
 import { randomUUID } from 'node:crypto';
 import { EVENT_CATALOGUE } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
+import { runAdmin } from '../../apps/admin/src/run-admin';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg } from '../support/issue-key';
 import { startMailCatcher, type MailCatcher } from '../support/mail-catcher';
@@ -18,7 +19,7 @@ const NOT_IN_FEED = ['IdempotentResponseRecorded'];
 /**
  * The event catalogue against a whole log: a workload that touches every aggregate (VMs and their
  * operations, commits, tags, repositories, a fork that works and one that fails, env vars, execs,
- * files, idempotent retries, a sign-up by mail, members and keys), then every event of the feed validates against its type's schema,
+ * files, idempotent retries, a sign-up by mail, members and keys, an SSH key rotation), then every event of the feed validates against its type's schema,
  * secrets show redacted, and the catalogue is served and in the OpenAPI document.
  */
 describe('the event catalogue (HTTP, machines in memory)', () => {
@@ -54,6 +55,8 @@ describe('the event catalogue (HTTP, machines in memory)', () => {
     await ok('PATCH', `/vm/${vm}/state`, { state: 'Paused' });
     await ok('PATCH', `/vm/${vm}/state`, { state: 'Running' });
     await ok('PATCH', `/vm/${vm}/disk`, { fs_size_mib: 4096 });
+    // The operator rotates the SSH key generation and re-keys the VM (not an HTTP operation).
+    for (const argv of [['ssh-keys', 'rotate'], ['ssh-keys', 'rekey', '--vm', vm]]) await runAdmin(argv, arbor.infra, { line: () => {} });
     driver.failNext('pause', 'freezer busy');
     await ok('PATCH', `/vm/${vm}/state`, { state: 'Paused' }, { status: 500 });
     await ok('PUT', `/vm/${vm}/files`, { path: '/root/a', content_b64: Buffer.from('x').toString('base64') }, { status: 200 });

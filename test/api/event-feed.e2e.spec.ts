@@ -18,7 +18,7 @@ describe('event feed (HTTP)', () => {
     const [requested, booted, pauseRequested, paused] = res.json;
     expect(res.json.map((e: { type: string }) => e.type)).toEqual(['VmCreationRequested', 'VmBooted', 'VmPauseRequested', 'VmPaused']);
     expect(requested.metadata).toMatchObject({
-      schema_version: 1,
+      schema_version: 2, // VmCreationRequested: its env sealed, its SSH key generation recorded
       correlation_id: '5d9c7c2e-0b8e-4f7e-9a51-0c3f3e6d2a11',
       actor_key_id: arbor.adminKey.slice(0, 36),
     });
