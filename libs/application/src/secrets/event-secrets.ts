@@ -1,6 +1,7 @@
 import { sealedFieldsOf, writtenSealed, type SealedField } from '@arbor/domain';
 import type { NewEvent, RecordedEvent } from '@arbor/event-store';
 import { upcast } from '../event-envelope';
+import { OpenedValues } from './opened-values';
 import type { DataKey, OrgKeys } from './org-keys';
 import { isSealed, openValue, parseSealedValue, sealValue } from './sealed-value';
 
@@ -14,6 +15,8 @@ type Data = Record<string, unknown>;
  * before their type was sealed (SEALED_SINCE) hold their values in clear and are read as they are.
  */
 export class EventSecrets {
+  private readonly opened = new OpenedValues();
+
   constructor(private readonly keys: OrgKeys | null) {}
 
   /** For processes and tests that have no secrets to keep: sealing one fails loudly, nothing is opened. */
@@ -49,13 +52,17 @@ export class EventSecrets {
     const data: Data = { ...(event.data as Data) };
     for (const field of sealedFieldsOf(event.type)) {
       const associated = `${event.type}.${field.field}`;
-      const open = async (value: unknown, where: string): Promise<Buffer | null> => {
+      /** The value in its text form (see textOf), or null when it is not sealed or its key was shredded. */
+      const open = async (value: unknown, where: string): Promise<string | null> => {
         const parsed = typeof value === 'string' ? parseSealedValue(value) : null;
         if (!parsed) return null;
         const key = await keyOf(parsed.key_id);
         if (!key) return null; // shredded: stays sealed
+        const id = `${recorded.id} ${where}`;
         try {
-          return openValue(key, parsed.sealed, where);
+          const text = this.opened.get(id) ?? textOf(openValue(key, parsed.sealed, where), field);
+          this.opened.set(id, text);
+          return text;
         } catch {
           throw new Error(`${where} of event ${recorded.id} does not open with its key ${parsed.key_id}: the event or the key store is damaged`);
         }
@@ -65,13 +72,13 @@ export class EventSecrets {
         if (typeof value !== 'object' || value === null) continue;
         const opened: Record<string, string> = {};
         for (const [name, sealed] of Object.entries(value as Record<string, string>)) {
-          opened[name] = (await open(sealed, `${associated}.${name}`))?.toString('utf8') ?? sealed;
+          opened[name] = (await open(sealed, `${associated}.${name}`)) ?? sealed;
         }
         data[field.field] = opened;
         continue;
       }
-      const plaintext = await open(value, associated);
-      if (plaintext) data[field.field] = fromPlaintext(plaintext, field);
+      const text = await open(value, associated);
+      if (text !== null) data[field.field] = field.kind === 'json' ? JSON.parse(text) : text;
     }
     return { ...event, data };
   }
@@ -98,15 +105,9 @@ function sealField(key: DataKey, value: unknown, field: SealedField, type: strin
   }
 }
 
-function fromPlaintext(plaintext: Buffer, field: SealedField): unknown {
-  switch (field.kind) {
-    case 'bytes':
-      return plaintext.toString('base64');
-    case 'json':
-      return JSON.parse(plaintext.toString('utf8'));
-    default:
-      return plaintext.toString('utf8');
-  }
+/** A field's plaintext as the event holds it in clear: base64 for bytes, else UTF-8 text (JSON parsed by the caller, so nobody shares a mutable object). */
+function textOf(plaintext: Buffer, field: SealedField): string {
+  return plaintext.toString(field.kind === 'bytes' ? 'base64' : 'utf8');
 }
 
 /** A map read from the log without the values that stay sealed (their key was shredded): what is left of it. */

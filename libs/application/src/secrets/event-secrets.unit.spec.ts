@@ -103,6 +103,7 @@ describe('EventSecrets: sealed in the log, opened for the domain', () => {
     await aggregates.handle(EnvVars, 'key-1', { type: 'SetEnvVars', owner_id: 'key-1', vars: { A: SECRET }, replace: false, now }, context());
     await aggregates.handle(EnvVars, 'key-2', { type: 'SetEnvVars', owner_id: 'key-2', vars: { B: 'kept' }, replace: false, now }, newCommandContext({ org_id: other, actor_key_id: 'key-2' }));
 
+    expect(await envVarsOf(aggregates, 'key-1')).toEqual({ A: SECRET }); // opened once: the process keeps it a while
     expect(await secrets.orgKeys.shred(org_id)).toHaveLength(1);
 
     // Every process, this one and a new one alike: the key is read from the store each time.

@@ -12,14 +12,14 @@ export function sealValue(key: DataKey, plaintext: Buffer, associated: string): 
   return `${PREFIX}${key.key_id}:${encrypt(key.key, plaintext, associated).toString('base64url')}`;
 }
 
-/** The key id and ciphertext of a sealed value, or null for anything else. */
-export function parseSealedValue(value: string): { key_id: string; sealed: Buffer } | null {
+/** The key id and ciphertext (still base64url: decoded only when opened) of a sealed value, or null for anything else. */
+export function parseSealedValue(value: string): { key_id: string; sealed: string } | null {
   const match = TOKEN.exec(value);
-  return match ? { key_id: match[1], sealed: Buffer.from(match[2], 'base64url') } : null;
+  return match ? { key_id: match[1], sealed: match[2] } : null;
 }
 
-export function openValue(key: Buffer, sealed: Buffer, associated: string): Buffer {
-  return decrypt(key, sealed, associated);
+export function openValue(key: Buffer, sealed: string, associated: string): Buffer {
+  return decrypt(key, Buffer.from(sealed, 'base64url'), associated);
 }
 
 /**
