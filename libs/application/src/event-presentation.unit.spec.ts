@@ -29,4 +29,13 @@ describe('presentedEventJson: the presented event as JSON from data still in JSO
     expect(line).not.toContain('secret-hash');
     expect(JSON.parse(line).data.secret_sha256).toBe(REDACTED);
   });
+
+  it('never copies a sealed field, sealed or written in clear before sealing', () => {
+    for (const schema_version of [1, 2]) {
+      const event = recorded('EnvVarsSet', { owner_id: 'k', vars: { DB_PASSWORD: 'in-clear-or-sealed' }, replace: false, set_at: 't' }, { ...metadata, schema_version });
+      const line = presentedEventJson(serializedEvent(event));
+      expect(line).not.toContain('in-clear-or-sealed');
+      expect(JSON.parse(line).data.vars).toEqual({ DB_PASSWORD: REDACTED });
+    }
+  });
 });
