@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AggregateRepository, newCommandContext, type CommandContext } from '@arbor/application';
+import { AggregateRepository, newCommandContext, Secrets, type CommandContext } from '@arbor/application';
 import { Commit, deterministicUuid, Exec, Tag, Vm, VM_CONFIG_DEFAULTS, VmPlacement } from '@arbor/domain';
 import { InMemoryEventStore, SqliteEventStore, type EventStore } from '@arbor/event-store';
 import { SqliteReadModelStore } from '@arbor/read-models';
@@ -83,10 +83,20 @@ export async function copyLog(recorded: Awaited<ReturnType<EventStore['readAll']
   return recorded.length;
 }
 
-/** A log of at least `target` events, written through the deciders as the api and the worker write it. */
+/** A log of at least `target` events, written through the deciders as the api and the worker write it (secrets sealed). */
 export async function realisticLog(target: number) {
-  const memory = new InMemoryEventStore();
-  const aggregates = new AggregateRepository(memory);
+  const keyDir = mkdtempSync(join(tmpdir(), 'arbor-bench-keys-'));
+  const secrets = new Secrets({ dataDir: keyDir, mongoUrl: null }, {});
+  try {
+    return await writeRealisticLog(target, new AggregateRepository(new InMemoryEventStore(), secrets.events));
+  } finally {
+    await secrets.close();
+    rmSync(keyDir, { recursive: true, force: true });
+  }
+}
+
+async function writeRealisticLog(target: number, aggregates: AggregateRepository) {
+  const memory = aggregates.store;
   const commits: { commit_id: string; vm_id: string; org: number }[] = [];
   for (let session = 0; (await memory.headPosition()) + 1 < target; session++) {
     const org = session % ORGS;

@@ -91,7 +91,7 @@ describe('GET /metrics (embedded service, in-memory driver)', () => {
     await caughtUp();
     await arbor.projector.stop();
     try {
-      const aggregates = new AggregateRepository(arbor.infra.eventStore);
+      const aggregates = new AggregateRepository(arbor.infra.eventStore, arbor.infra.secrets.events);
       const context = newCommandContext({ org_id: 'org-metrics', actor_key_id: 'key-metrics' });
       for (const value of ['1', '2', '3']) {
         await aggregates.handle(EnvVars, 'key-metrics', { type: 'SetEnvVars', owner_id: 'key-metrics', vars: { N: value }, replace: false, now: new Date().toISOString() }, { ...context, command_id: randomUUID() });
