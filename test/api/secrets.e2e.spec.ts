@@ -50,7 +50,7 @@ describe('secrets out of the log (HTTP, sandbox driver)', () => {
   };
 
   beforeAll(async () => {
-    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
+    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' } }); // the receiver is local
     orgId = ((await arbor.infra.eventStore.readAll()).find((e) => e.type === 'SystemBootstrapped')!.data as { org_id: string }).org_id;
     receiver = await WebhookReceiver.start();
     expect((await arbor.request('POST', '/arbor/v1/webhooks', { body: { url: receiver.url } })).status).toBe(201);
