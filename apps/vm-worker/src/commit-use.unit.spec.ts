@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Commit, Vm } from '@arbor/domain';
+import { Commit, Vm, VM_CONFIG_DEFAULTS } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { WorkerTestBed } from './testing/worker-test-bed';
 
@@ -45,6 +45,26 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
     await bed.commit(commit, { type: 'DeleteCommit', now: new Date().toISOString() });
     await bed.settle();
     expect(await driver.getSnapshot(commit)).toBeNull();
+  });
+
+  it("claims another org's private commit for a VM that reached it through a public repository, and only then", async () => {
+    const [viaRepository, direct] = [randomUUID(), randomUUID()];
+    await bed.stop(); // the worker claims first: the API's own claim has not been appended
+    const request = (vm_id: string, through_public_repository?: true) =>
+      bed.vm(vm_id, {
+        type: 'RequestVmCreation', vm_id, org_id: 'org-2', owner_id: 'key-2', config: VM_CONFIG_DEFAULTS, labels: null, env: {}, ip: 'fd00::2',
+        parent_commit_id: commit, grandparent_vm_id: source, through_public_repository, now: new Date().toISOString(),
+      });
+    await request(viaRepository, true);
+    await request(direct);
+    await bed.start(driver);
+    await bed.settle();
+
+    expect(await bed.types(Vm.stream(viaRepository))).toEqual(['VmCreationRequested', 'VmBooted']);
+    expect(await bed.types(Vm.stream(direct))).toEqual(['VmCreationRequested', 'VmBootFailed', 'VmDeleted']);
+    expect(driver.calls.filter((call) => call.startsWith('start'))).toEqual([`start ${viaRepository}`]);
+    await bed.vm(viaRepository, { type: 'RequestVmDeletion' });
+    await bed.settle();
   });
 
   it('a VM whose commit was deleted before its machine started fails without a start and is deleted', async () => {

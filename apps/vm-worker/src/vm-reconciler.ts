@@ -211,7 +211,13 @@ export class VmReconciler implements StreamReactor {
    */
   private async useCommit(vm_id: string, state: VmState, intent: RecordedEvent | null): Promise<string | null> {
     const commit_id = state.parent_commit_id!;
-    const command: CommitCommand = { type: 'UseCommit', vm_id, org_id: state.org_id!, now: new Date().toISOString() };
+    const command: CommitCommand = {
+      type: 'UseCommit',
+      vm_id,
+      org_id: state.org_id!,
+      through_public_repository: state.through_public_repository,
+      now: new Date().toISOString(),
+    };
     try {
       await this.aggregates.handle(Commit, commit_id, command, this.outcomeContext(vm_id, command.type, intent, state.org_id));
       return null;

@@ -49,6 +49,7 @@ export class VmFactory {
         ip: vmAddress(principal.org_id, vm_id),
         parent_commit_id: vm.source?.commit.commit_id ?? null,
         grandparent_vm_id: vm.source?.commit.parent_vm_id ?? null,
+        through_public_repository: vm.source?.through_public_repository || undefined,
         // The VM's own key pair: its public half is authorized in the guest; GET ssh_key derives the private half.
         ...(await this.sshKeys.forNewVm(vm_id)),
         now: new Date().toISOString(),

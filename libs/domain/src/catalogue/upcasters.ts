@@ -21,7 +21,11 @@ export const UPCASTERS: Readonly<Record<string, Readonly<Record<number, Upcaster
   EnvVarsSet: { 1: sealedFromNowOn },
   IdempotentResponseRecorded: { 1: sealedFromNowOn },
   // Sealed env from version 2, and the SSH key generation: every key before generations came from the one secret, generation 1.
-  VmCreationRequested: { 1: (data) => ({ ...data, ssh_key_generation: data.ssh_public_key ? 1 : null }) },
+  VmCreationRequested: {
+    1: (data) => ({ ...data, ssh_key_generation: data.ssh_public_key ? 1 : null }),
+    // through_public_repository joined as an optional field: absent, as before, means false.
+    2: (data) => data,
+  },
   ForkRequested: { 1: (data) => ({ ...data, vm_ssh_key_generation: 1 }) },
   // 'rekey' joined the operations; nothing of an older event changes.
   VmOperationFailed: { 1: (data) => data },

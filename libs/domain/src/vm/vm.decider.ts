@@ -32,6 +32,8 @@ export interface VmState {
   parent_commit_id: string | null;
   /** The VM that commit was taken from. */
   grandparent_vm_id: string | null;
+  /** The commit was reached through another org's public repository (see VmCreationRequested). */
+  through_public_repository: boolean;
   ssh_public_key: string | null;
   /** The SSH key generation the VM's key pair derives from (null: no key). */
   ssh_key_generation: number | null;
@@ -49,6 +51,7 @@ const initialState = (): VmState => ({
   ip: null,
   parent_commit_id: null,
   grandparent_vm_id: null,
+  through_public_repository: false,
   ssh_public_key: null,
   ssh_key_generation: null,
   pending: null,
@@ -77,7 +80,11 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
     case 'RequestVmCreation': {
       if (state.lifecycle !== 'none') throw conflict('vm already exists');
       const { vm_id, org_id, owner_id, config, labels, env, ip, now } = command;
-      const lineage = { parent_commit_id: command.parent_commit_id ?? null, grandparent_vm_id: command.grandparent_vm_id ?? null };
+      const lineage = {
+        parent_commit_id: command.parent_commit_id ?? null,
+        grandparent_vm_id: command.grandparent_vm_id ?? null,
+        ...(command.through_public_repository ? { through_public_repository: true as const } : {}),
+      };
       const key = { ssh_public_key: command.ssh_public_key ?? null, ssh_key_generation: command.ssh_public_key ? (command.ssh_key_generation ?? null) : null };
       if (key.ssh_public_key && key.ssh_key_generation === null) throw invalid('an SSH public key needs the generation it derives from');
       const data = { vm_id, org_id, owner_id, config, labels, env, ip, ...lineage, ...key, requested_at: now };
@@ -180,6 +187,7 @@ function evolve(state: VmState, event: VmEvent): VmState {
         ip: d.ip,
         parent_commit_id: d.parent_commit_id ?? null,
         grandparent_vm_id: d.grandparent_vm_id ?? null,
+        through_public_repository: d.through_public_repository === true,
         ssh_public_key: d.ssh_public_key ?? null,
         ssh_key_generation: d.ssh_key_generation ?? null,
       };

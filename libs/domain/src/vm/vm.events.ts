@@ -25,6 +25,11 @@ export type VmCreationRequested = DomainEvent<
     parent_commit_id: string | null;
     /** The VM the parent commit was taken from. */
     grandparent_vm_id: string | null;
+    /**
+     * Present (true) when the commit was reached through another org's public repository: the VM
+     * may use it though the commit itself is private (whoever claims the use, API or worker).
+     */
+    through_public_repository?: true;
     /** OpenSSH public key authorized in the VM: the public half of the VM's own key pair. */
     ssh_public_key: string | null;
     /** The SSH key generation (server secret) the key pair derives from; null without a key. */
