@@ -176,7 +176,7 @@ function pauseWatchers(kind: DriverKind): Record<string, ReturnType<typeof watch
 /** A fresh identity; no authorized SSH key (writing one is a single small file either way). */
 function childSpec(): SnapshotMachineSpec {
   const vm_id = randomUUID();
-  return { vm_id, env: {}, identity: { hostname: `bench-${vm_id.slice(0, 8)}`, ssh_authorized_key: null } };
+  return { vm_id, env: {}, identity: { hostname: `bench-${vm_id.slice(0, 8)}`, ssh_authorized_key: null }, network_group: 'bench' };
 }
 
 async function execOk(driver: HypervisorDriver, vm_id: string, argv: string[]): Promise<void> {

@@ -7,6 +7,7 @@ import { benchConcurrentMachines } from './concurrency.bench';
 import { benchDriver } from './drivers.bench';
 import { benchExec } from './exec.bench';
 import { benchInstrumentation } from './instrumentation.bench';
+import { benchNetwork } from './network.bench';
 import { benchEventStore } from './event-store.bench';
 import { benchEventLog } from './event-log.bench';
 import { benchProjectionLag } from './projection-lag.bench';
@@ -46,6 +47,8 @@ async function main() {
   await benchFork('sandbox', 20);
   console.log('');
   await benchCommitAndBranch('qemu', 5);
+  console.log('');
+  await benchNetwork(20);
   console.log('');
   await benchDriver('sandbox', 10);
   console.log('');

@@ -15,8 +15,9 @@ describe('event feed (HTTP)', () => {
   it("ties the request to the worker's outcome: same correlation id, causation = the intent", async () => {
     const res = await arbor.request('GET', `/api/v1/vm/${vmId}/events`);
     expect(res.status).toBe(200);
-    const [requested, booted, pauseRequested, paused] = res.json;
-    expect(res.json.map((e: { type: string }) => e.type)).toEqual(['VmCreationRequested', 'VmBooted', 'VmPauseRequested', 'VmPaused']);
+    const [requested, attached, booted, pauseRequested, paused] = res.json;
+    expect(res.json.map((e: { type: string }) => e.type)).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmPauseRequested', 'VmPaused']);
+    expect(attached.metadata.causation_id).toBe(requested.event_id);
     expect(requested.metadata).toMatchObject({
       schema_version: 2, // VmCreationRequested: its env sealed, its SSH key generation recorded
       correlation_id: '5d9c7c2e-0b8e-4f7e-9a51-0c3f3e6d2a11',

@@ -1,5 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createPauseResumeDelete, type ProcessTrio, startProcessTrio, stopProcess } from '../support/processes';
+import { DEFAULT_BRIDGE, leaseOf, networkTracesOf } from '../support/vm-network';
 
 /**
  * The distributed shape on one machine: api, projector and vm-worker as three processes (the
@@ -34,12 +36,19 @@ describe('api, projector and vm-worker as separate processes', () => {
     const pid = await initPid();
     expect(pid).toEqual(expect.any(Number));
     expect(readFileSync('/proc/self/mounts', 'utf8')).toContain(vmId); // its disk, while it exists
+    const lease = leaseOf(vmId);
+    const network = networkView(lease);
+    expect(network).toEqual({ bridge: DEFAULT_BRIDGE, rulesNamingIt: expect.any(Number) });
 
     await stopProcess(trio.worker, signal);
     expect(await driver.status(vmId)).toBe('running');
     await trio.startWorker();
 
     expect(await initPid()).toBe(pid);
+    // Its network adopted as it was: the same addresses and port, no rule twice, nothing swept.
+    expect(leaseOf(vmId)).toEqual(lease);
+    expect(networkView(lease)).toEqual(network);
+    expect((await call('GET', `/api/v1/vm/${vmId}/metadata`)).json.ip).toBe(lease.ipv6);
     const exec = await call('POST', `/api/v1/vm/${vmId}/exec`, { command: ['sh', '-c', 'echo still here'] });
     expect(exec.status).toBe(200);
     expect(exec.json).toMatchObject({ exit_code: 0, stdout: 'still here\n' });
@@ -50,6 +59,7 @@ describe('api, projector and vm-worker as separate processes', () => {
     expect(await driver.status(vmId)).toBeNull();
     expect(processExists(pid!)).toBe(false);
     expect(readFileSync('/proc/self/mounts', 'utf8')).not.toContain(vmId);
+    expect(networkTracesOf(lease)).toEqual([]);
   }, 120_000);
 });
 
@@ -61,4 +71,11 @@ function processExists(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
+}
+
+/** Which bridge the machine's port is on, and how many times the ruleset names its address. */
+function networkView(lease: { ifname: string; ipv6: string }): { bridge: string; rulesNamingIt: number } {
+  const bridge = execFileSync('sh', ['-c', `basename "$(readlink /sys/class/net/${lease.ifname}/master)"`], { encoding: 'utf8' }).trim();
+  const rulesNamingIt = execFileSync('nft', ['list', 'ruleset'], { encoding: 'utf8' }).split(lease.ipv6).length - 1;
+  return { bridge, rulesNamingIt };
 }

@@ -38,6 +38,7 @@ export async function startEmbedded(
   const infra = await openInfrastructure(config, infoLines(log));
   const driver = options.driver ?? (await openDriver(config, infoLines(log.child({ component: 'hypervisor' }))));
   await driver.prepare();
+  await driver.sweep(); // what no machine holds any more goes before the worker adopts what it finds
   const projector = new Projector(infra.eventStore, infra.readModels, ALL_PROJECTIONS, log);
   await projector.start();
   const worker = new VmWorker(infra.eventStore, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), workerId: config.workerId, resyncIntervalMs: config.resyncIntervalMs, secrets: infra.secrets.events, log });

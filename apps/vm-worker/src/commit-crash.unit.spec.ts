@@ -36,9 +36,9 @@ describe('vm-worker: a commit cut off by a crash is finished on restart', () => 
     expect(driver.calls).toEqual([]);
     expect(await bed.types(Commit.stream(commit))).toEqual(['CommitCreated']);
     const events = await bed.store.readStream(Vm.stream(vm));
-    expect(events.map((e) => e.type)).toEqual(['VmCreationRequested', 'VmBooted', 'VmCommitRequested', 'VmCommitted']);
+    expect(events.map((e) => e.type)).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmCommitRequested', 'VmCommitted']);
     const [created] = await bed.store.readStream(Commit.stream(commit));
-    expect(created.metadata.causation_id).toBe(events[2].id);
+    expect(created.metadata.causation_id).toBe(events[3].id);
     expect(created.data).toMatchObject({ commit_id: commit, parent_vm_id: vm, name: 'c', includes_memory: false });
   });
 
@@ -62,7 +62,7 @@ describe('vm-worker: a commit cut off by a crash is finished on restart', () => 
     await bed.settle();
     expect(driver.calls).toEqual([]);
     expect(await bed.types(Commit.stream(commit))).toEqual(['CommitCreated']);
-    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmCommitRequested', 'VmCommitted']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmCommitRequested', 'VmCommitted']);
   });
 
   it('before the snapshot: takes it once', async () => {
@@ -71,6 +71,6 @@ describe('vm-worker: a commit cut off by a crash is finished on restart', () => 
     await bed.start(driver);
     await bed.settle();
     expect(driver.calls).toEqual([`commit ${vm}`]);
-    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmCommitRequested', 'VmCommitted']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmCommitRequested', 'VmCommitted']);
   });
 });

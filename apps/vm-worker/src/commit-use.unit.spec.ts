@@ -99,7 +99,7 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
     driver.lose(child);
     await bed.start(driver);
     await bed.settle();
-    expect(await bed.types(Vm.stream(child))).toEqual(['VmCreationRequested', 'VmBooted', 'VmDied']);
+    expect(await bed.types(Vm.stream(child))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmDied']);
     await expect(bed.commit(commit, { type: 'DeleteCommit', now: new Date().toISOString() })).rejects.toThrow('commit still has 1 active VM(s)');
   });
 });

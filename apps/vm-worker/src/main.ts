@@ -15,6 +15,8 @@ runArborProcess('worker', async (config, log) => {
   const secrets = new Secrets(config);
   const driver = await openDriver(config, infoLines(log.child({ component: 'hypervisor' })));
   await driver.prepare();
+  // Before the worker adopts the machines it finds: what no machine holds (a port, an address, a rule) goes.
+  await driver.sweep();
   const metrics = await serveMetrics(config.metrics, log);
   const worker = new VmWorker(events, driver, {
     stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`),

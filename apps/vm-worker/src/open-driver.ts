@@ -2,13 +2,14 @@ import { join } from 'node:path';
 import type { ArborConfig } from '@arbor/application';
 import { type HypervisorDriver, QemuDriver, SandboxDriver, selectDriver } from '@arbor/hypervisor';
 
-type DriverPaths = Pick<ArborConfig, 'dataDir' | 'cacheDir'>;
+type DriverPaths = Pick<ArborConfig, 'dataDir' | 'cacheDir'> & Partial<Pick<ArborConfig, 'vmNetwork'>>;
 
-/** Machines and snapshots live in the data directory; base images in the shared cache. */
+/** Machines and snapshots live in the data directory; base images in the shared cache; machines on the configured bridge. */
 const paths = (config: DriverPaths, driver: string) => ({
   stateDir: join(config.dataDir, 'machines', driver),
   snapshotDir: join(config.dataDir, 'snapshots', driver),
   cacheDir: config.cacheDir,
+  network: config.vmNetwork,
 });
 
 export function createSandboxDriver(config: DriverPaths, log?: (line: string) => void): SandboxDriver {

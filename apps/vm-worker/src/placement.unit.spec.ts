@@ -46,7 +46,7 @@ describe('vm-worker placement across two hosts', () => {
       expect(callsFor(vm)).toEqual({ [owner]: [`create ${vm}`], [other]: [] });
       expect(await hosts[owner as 'a' | 'b'].status(vm)).toBe('running');
       expect(await hosts[other].status(vm)).toBeNull();
-      expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
+      expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted']);
     }
   });
 
@@ -65,7 +65,7 @@ describe('vm-worker placement across two hosts', () => {
         expect(await bed.placement(child)).toEqual([holder]);
         expect(callsFor(child)[holder]).toEqual([`start ${child}`]);
         expect(callsFor(child)[holder === 'a' ? 'b' : 'a']).toEqual([]);
-        expect(await bed.types(Vm.stream(child))).toEqual(['VmCreationRequested', 'VmBooted']);
+        expect(await bed.types(Vm.stream(child))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted']);
       }
     }
   });
@@ -94,13 +94,13 @@ describe('vm-worker placement across two hosts', () => {
     await bed.start(hosts.b, 'b');
     await bed.settle();
     expect(hosts.b.calls).toEqual([]);
-    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted']);
 
     await bed.stop('a');
     hosts.a.lose(vm);
     await bed.start(hosts.a, 'a');
     await bed.settle();
-    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmDied']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmDied']);
     expect(hosts.b.calls).toEqual([]);
   });
 
@@ -117,7 +117,7 @@ describe('vm-worker placement across two hosts', () => {
     await bed.settle();
     expect(callsFor(vm)).toEqual({ a: [], b: [`create ${vm}`, `exec ${vm}`, `pause ${vm}`, `destroy ${vm}`] });
     expect(await bed.types(Vm.stream(vm))).toEqual([
-      'VmCreationRequested', 'VmBooted', 'VmPauseRequested', 'VmPaused', 'VmDeletionRequested', 'VmDeleted',
+      'VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmPauseRequested', 'VmPaused', 'VmDeletionRequested', 'VmDeleted',
     ]);
   });
 
@@ -131,6 +131,6 @@ describe('vm-worker placement across two hosts', () => {
     await bed.settle();
     expect(hosts.b.calls).toEqual([`destroy ${vm}`]);
     expect(await hosts.a.status(vm)).toBe('running');
-    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted']);
   });
 });

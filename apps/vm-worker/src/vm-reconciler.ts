@@ -1,7 +1,7 @@
 import { causedBy, withoutSealedValues, type AggregateRepository, type CommandContext } from '@arbor/application';
 import { Commit, deterministicUuid, DomainError, Vm, type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
-import type { HypervisorDriver, MachineState } from '@arbor/hypervisor';
+import type { HypervisorDriver, MachineAddresses, MachineInfo, MachineState } from '@arbor/hypervisor';
 import { type Log, silentLog } from '@arbor/observability';
 import { replaceAuthorizedKey } from './authorized-key';
 import type { StreamReactor } from './stream-reactor';
@@ -89,7 +89,7 @@ export class VmReconciler implements StreamReactor {
   private async boot(vm_id: string, state: VmState, machine: MachineState | null, intent: RecordedEvent | null) {
     if (machine === 'running' || machine === 'paused') {
       // Created before a crash, outcome not yet recorded: just record it.
-      return this.record(vm_id, { type: 'RecordVmBooted', driver: this.driver.name, now: new Date().toISOString() }, intent);
+      return this.recordBooted(vm_id, await this.driver.addresses(vm_id), intent);
     }
     if (machine === 'dead') await this.driver.destroy(vm_id);
     if (state.parent_commit_id) {
@@ -101,22 +101,31 @@ export class VmReconciler implements StreamReactor {
     const identity = { hostname: vm_id, ssh_authorized_key: state.ssh_public_key };
     // Values whose key was shredded meanwhile can never be read: the VM boots without them.
     const env = withoutSealedValues(state.env);
+    // An org's VMs share a network group: they reach each other, never another org's.
+    const network_group = state.org_id!;
     this.log.info(`worker: creating ${vm_id} on ${this.driver.name}${state.parent_commit_id ? ` from commit ${state.parent_commit_id}` : ''}`);
+    let info: MachineInfo;
     try {
       if (state.parent_commit_id) {
-        await this.driver.startFromSnapshot(state.parent_commit_id, { vm_id, env, identity });
+        info = await this.driver.startFromSnapshot(state.parent_commit_id, { vm_id, env, identity, network_group });
       } else {
         const { vcpu_count, mem_size_mib, fs_size_mib, image_name } = config;
-        await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, image_name, env, identity });
+        info = await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, image_name, env, identity, network_group });
       }
     } catch (error) {
       return this.failBoot(vm_id, state, (error as Error).message, intent);
     }
-    const outcome = await this.record(vm_id, { type: 'RecordVmBooted', driver: this.driver.name, now: new Date().toISOString() }, intent);
+    const outcome = await this.recordBooted(vm_id, info.addresses ?? (await this.driver.addresses(vm_id)), intent);
     if (outcome.length === 0) {
       // Deleted while it booted: the log no longer wants the machine.
       await this.react(vm_id);
     }
+  }
+
+  /** The machine is up: its addresses (the edge routes to them) and its boot, in one append. */
+  private recordBooted(vm_id: string, addresses: MachineAddresses | null, intent: RecordedEvent | null) {
+    const network = addresses && { ipv6: addresses.ipv6, ipv4: addresses.ipv4 };
+    return this.record(vm_id, { type: 'RecordVmBooted', driver: this.driver.name, network, now: new Date().toISOString() }, intent);
   }
 
   /**

@@ -24,10 +24,13 @@ describe('vm-worker reconcile', () => {
     await bed.settle();
     expect(driver.calls).toEqual([`create ${vm}`]);
     const events = await bed.store.readStream(Vm.stream(vm));
-    expect(events.map((e) => e.type)).toEqual(['VmCreationRequested', 'VmBooted']);
+    expect(events.map((e) => e.type)).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted']);
     expect(events[1].metadata.causation_id).toBe(events[0].id);
     expect(events[1].metadata.correlation_id).toBe(events[0].metadata.correlation_id);
     expect(events[1].metadata.org_id).toBe('org-1');
+    expect(events[2].metadata.causation_id).toBe(events[0].id);
+    const addresses = (await driver.addresses(vm))!;
+    expect(events[1].data).toEqual({ vm_id: vm, ipv6: addresses.ipv6, ipv4: addresses.ipv4 });
   });
 
   it('pauses, resumes and deletes with exactly one driver call each', async () => {
@@ -43,7 +46,7 @@ describe('vm-worker reconcile', () => {
     await bed.settle();
     expect(driver.calls).toEqual([`create ${vm}`, `pause ${vm}`, `resume ${vm}`, `destroy ${vm}`]);
     expect(await bed.types(Vm.stream(vm))).toEqual([
-      'VmCreationRequested', 'VmBooted', 'VmPauseRequested', 'VmPaused', 'VmResumeRequested', 'VmResumed', 'VmDeletionRequested', 'VmDeleted',
+      'VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmPauseRequested', 'VmPaused', 'VmResumeRequested', 'VmResumed', 'VmDeletionRequested', 'VmDeleted',
     ]);
   });
 
@@ -71,7 +74,7 @@ describe('vm-worker reconcile', () => {
     await bed.start(driver);
     await bed.settle();
     expect(driver.calls).toEqual([]);
-    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted']);
   });
 
   it('on start, reports VMs whose machine is gone as dead and destroys orphans', async () => {
@@ -87,7 +90,7 @@ describe('vm-worker reconcile', () => {
     await bed.start(driver);
     await bed.settle();
     expect(driver.calls).toEqual([`destroy ${orphan}`]);
-    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmDied']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmDied']);
     expect(await driver.status(orphan)).toBeNull();
   });
 
@@ -113,7 +116,7 @@ describe('vm-worker reconcile', () => {
     driver.failNext('pause', 'freezer busy');
     await bed.vm(vm, { type: 'RequestVmStateChange', target: 'Paused' });
     await bed.settle();
-    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmBooted', 'VmPauseRequested', 'VmOperationFailed']);
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmPauseRequested', 'VmOperationFailed']);
     expect(await driver.status(vm)).toBe('running');
   });
 

@@ -39,6 +39,16 @@ export interface ArborConfig {
   trustProxy: boolean | number | string;
   /** How often each api process writes down the keys it saw used (their `last_used_at`, to the hour). */
   keyUsageFlushMs: number;
+  /** How VMs are networked on this host (the worker's drivers; see the README's configuration). */
+  vmNetwork: VmNetworkSettings;
+}
+
+/** Structurally the hypervisor's NetworkSettings (validated there, where the addresses are planned). */
+export interface VmNetworkSettings {
+  bridge: string;
+  ipv4Subnet: string;
+  ipv6Prefix: string | null;
+  egress: boolean;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
@@ -66,5 +76,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     shellAuth: loadShellAuthSettings(env, port),
     trustProxy: loadTrustProxy(env),
     keyUsageFlushMs: positiveSetting(env, 'ARBOR_KEY_USAGE_FLUSH_MS', 60_000),
+    vmNetwork: loadVmNetworkSettings(env),
+  };
+}
+
+function loadVmNetworkSettings(env: NodeJS.ProcessEnv): VmNetworkSettings {
+  const egress = (env.ARBOR_VM_EGRESS ?? 'on').toLowerCase();
+  if (!['on', 'off'].includes(egress)) throw new Error(`ARBOR_VM_EGRESS must be on or off (got "${env.ARBOR_VM_EGRESS}")`);
+  return {
+    bridge: env.ARBOR_VM_BRIDGE || 'arbor0',
+    ipv4Subnet: env.ARBOR_VM_IPV4_SUBNET || '10.213.0.0/16',
+    ipv6Prefix: env.ARBOR_VM_IPV6_PREFIX || null,
+    egress: egress === 'on',
   };
 }

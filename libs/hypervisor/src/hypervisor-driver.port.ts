@@ -19,6 +19,11 @@ export interface MachineSpec {
   env: Record<string, string>;
   /** Given fresh to every new machine. */
   identity: MachineIdentity;
+  /**
+   * Machines of one network group may reach each other over the network; of different groups,
+   * never (the control plane passes the VM's org).
+   */
+  network_group: string;
 }
 
 export interface MachineInfo {
@@ -26,6 +31,20 @@ export interface MachineInfo {
   state: MachineState;
   /** Host process that embodies the machine (init of the sandbox, the QEMU process), if any. */
   pid?: number;
+  /** Its addresses (create and startFromSnapshot say; see addresses()). */
+  addresses?: MachineAddresses | null;
+}
+
+/**
+ * A machine's addresses on its host's network: each machine has a network of its own, a port of
+ * a host bridge, reachable from the host (and from machines of its group) and nothing else.
+ */
+export interface MachineAddresses {
+  /** Its IPv6 address (the contract's `ip`): what listens on `::` in the machine is reached there. */
+  ipv6: string;
+  /** Its IPv4 address, for connections out of the host (NATed to the host's address). */
+  ipv4: string;
+  mac: string;
 }
 
 export interface ExecSpec {
@@ -82,6 +101,18 @@ export interface HypervisorDriver {
   status(vm_id: string): Promise<MachineState | null>;
   /** Every machine this driver has on the host (for reconciliation after a restart). */
   list(): Promise<MachineInfo[]>;
+  /**
+   * The machine's addresses, or null when it has none (no such machine, or one from before
+   * machines had networks). A new machine answers SSH on its IPv6 address by the time create or
+   * startFromSnapshot resolves.
+   */
+  addresses(vm_id: string): Promise<MachineAddresses | null>;
+  /**
+   * Takes back what the driver's machines held on the host and no machine holds any more
+   * (network ports, addresses, rules of machines that vanished without a destroy): a worker runs
+   * it as it starts, before it adopts the machines it finds.
+   */
+  sweep(): Promise<void>;
   /**
    * Runs argv in the machine; chunks are delivered while it runs, in the order the process wrote
    * them across stdout and stderr: each write() is one chunk (see ordered-output.ts; a single
@@ -172,7 +203,7 @@ export interface WriteFileOptions {
 }
 
 /** Spec of a machine started from a snapshot: its shape comes from the snapshot. */
-export type SnapshotMachineSpec = Pick<MachineSpec, 'vm_id' | 'env' | 'identity'>;
+export type SnapshotMachineSpec = Pick<MachineSpec, 'vm_id' | 'env' | 'identity' | 'network_group'>;
 
 export class SnapshotNotFoundError extends Error {
   constructor(readonly snapshot_id: string) {

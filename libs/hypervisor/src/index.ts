@@ -4,3 +4,4 @@ export { QemuDriver, type QemuDriverOptions } from './qemu/qemu-driver';
 export { chooseAccel, kvmUnavailableReason, type AccelChoice } from './qemu/qemu-accel-probe';
 export { InMemoryDriver } from './memory/in-memory-driver';
 export { selectDriver, type DriverCandidate } from './select-driver';
+export { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from './network/network-settings';

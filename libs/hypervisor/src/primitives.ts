@@ -14,3 +14,5 @@ export { isAlive } from './host/process-identity';
 export { baseRootfsPath } from './sandbox/base-rootfs';
 export { OciRuntime } from './sandbox/oci-runtime';
 export { MachineLayout } from './sandbox/machine-layout';
+export { HostNetwork } from './network/host-network';
+export { NETWORK_REGISTRY_DIR } from './network/network-leases';

@@ -28,6 +28,7 @@ export const vmsProjection = projectionOf(Vm, {
           state: 'booting',
           labels: d.labels,
           ip: d.ip,
+          ipv4: null,
           config: d.config,
           parent_commit_id: d.parent_commit_id ?? null,
           grandparent_vm_id: d.grandparent_vm_id ?? null,
@@ -41,6 +42,8 @@ export const vmsProjection = projectionOf(Vm, {
       case 'VmBooted':
       case 'VmResumed':
         return [set(vm_id, { state: 'running' })];
+      case 'VmNetworkAttached':
+        return [set(vm_id, { ip: event.data.ipv6, ipv4: event.data.ipv4 })];
       case 'VmPaused':
         return [set(vm_id, { state: 'paused' })];
       case 'VmCommitted':

@@ -19,7 +19,8 @@ export type RequestVmDiskResize = DomainCommand<'RequestVmDiskResize', { fs_size
 export type RequestVmSshKeyRotation = DomainCommand<'RequestVmSshKeyRotation', { ssh_public_key: string; ssh_key_generation: number }>;
 
 /** Commands from the vm-worker (what the hypervisor did). */
-export type RecordVmBooted = DomainCommand<'RecordVmBooted', { driver: string; now: string }>;
+/** network: the machine's addresses (null: a machine without a network, from before machines had one). */
+export type RecordVmBooted = DomainCommand<'RecordVmBooted', { driver: string; network?: { ipv6: string; ipv4: string } | null; now: string }>;
 /** The machine could not be created: the node cleaned it up, so the VM is deleted too. */
 export type RecordVmBootFailed = DomainCommand<'RecordVmBootFailed', { reason: string; now: string }>;
 export type RecordVmPaused = DomainCommand<'RecordVmPaused'>;

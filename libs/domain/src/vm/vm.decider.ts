@@ -125,9 +125,12 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
       if (state.pending) throw conflict(`vm has a ${state.pending.kind} in progress; try again when it completes`);
       return [{ type: 'VmDeletionRequested', data: { vm_id: state.vm_id! } }];
 
-    case 'RecordVmBooted':
+    case 'RecordVmBooted': {
       if (state.lifecycle !== 'booting') return [];
-      return [{ type: 'VmBooted', data: { vm_id: state.vm_id!, driver: command.driver, booted_at: command.now } }];
+      const vm_id = state.vm_id!;
+      const booted: VmEvent = { type: 'VmBooted', data: { vm_id, driver: command.driver, booted_at: command.now } };
+      return command.network ? [{ type: 'VmNetworkAttached', data: { vm_id, ...command.network } }, booted] : [booted];
+    }
     case 'RecordVmBootFailed':
       if (state.lifecycle !== 'booting') return [];
       // The node cleans up a VM that failed to boot (docs/api-behaviour.md#vm-lifecycle: it disappears); the failure
@@ -194,6 +197,8 @@ function evolve(state: VmState, event: VmEvent): VmState {
     }
     case 'VmBooted':
       return { ...state, lifecycle: 'running' };
+    case 'VmNetworkAttached':
+      return { ...state, ip: event.data.ipv6 };
     case 'VmBootFailed':
     case 'VmDied':
       return { ...state, lifecycle: 'dead', pending: null };

@@ -51,6 +51,13 @@ describe('vm decider', () => {
       spec.given([requested, booted]).when({ type: 'RecordVmBooted', driver: 'sandbox', now }).then([]);
     });
 
+    it("records the machine's addresses with its boot, before it", () => {
+      const network = { ipv6: 'fd12:3456:789a::42', ipv4: '10.213.0.2' };
+      const attached: VmEvent = { type: 'VmNetworkAttached', data: { vm_id, ...network } };
+      spec.given([requested]).when({ type: 'RecordVmBooted', driver: 'sandbox', network, now }).then([attached, booted]);
+      spec.given([requested, attached, booted]).when({ type: 'RecordVmBooted', driver: 'sandbox', network, now }).then([]);
+    });
+
     it('a boot failure deletes the vm and keeps the reason in the failure event', () => {
       const failed: VmEvent = { type: 'VmBootFailed', data: { vm_id, reason: 'no image' } };
       spec.given([requested]).when({ type: 'RecordVmBootFailed', reason: 'no image', now }).then([failed, deleted]);

@@ -39,6 +39,11 @@ export type VmCreationRequested = DomainEvent<
 >;
 export type VmBooted = DomainEvent<'VmBooted', { vm_id: string; driver: string; booted_at: string }>;
 /**
+ * The machine is on its host's network: its IPv6 address (the contract's `ip`, where the edge
+ * and SSH reach it) and its IPv4 address (for egress). Appended with VmBooted, before it.
+ */
+export type VmNetworkAttached = DomainEvent<'VmNetworkAttached', { vm_id: string; ipv6: string; ipv4: string }>;
+/**
  * The machine could not be created. Appended together with VmDeleted (the node cleans the VM up);
  * logs written before that rule have it alone, and such a VM stays dead until deleted.
  */
@@ -74,6 +79,7 @@ export type VmDied = DomainEvent<'VmDied', { vm_id: string; reason: string }>;
 export type VmEvent =
   | VmCreationRequested
   | VmBooted
+  | VmNetworkAttached
   | VmBootFailed
   | VmLabelsSet
   | VmPauseRequested
@@ -94,6 +100,7 @@ export type VmEvent =
 export const VM_EVENT_TYPES = eventTypes<VmEvent>()(
   'VmCreationRequested',
   'VmBooted',
+  'VmNetworkAttached',
   'VmBootFailed',
   'VmLabelsSet',
   'VmPauseRequested',

@@ -34,3 +34,21 @@ export function runStreamingLines(file: string, args: string[], log: (line: stri
     });
   });
 }
+
+/** Runs a host tool with `input` on its stdin (a batch for `ip -b -` or `nft -f -`); fails with its stderr. */
+export function runCommandWithInput(file: string, args: string[], input: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (data) => (stdout += data));
+    child.stderr.on('data', (data) => (stderr += data));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`${file} ${args.join(' ')} failed (${signal ?? code}): ${stderr.trim() || stdout.trim()}`));
+    });
+    child.stdin.on('error', () => undefined); // a tool that exits early closes its stdin: its exit status says why
+    child.stdin.end(input);
+  });
+}

@@ -6,6 +6,7 @@ import type {
   ExecResult,
   ExecSpec,
   HypervisorDriver,
+  MachineAddresses,
   MachineInfo,
   MachineSpec,
   MachineState,
@@ -23,6 +24,7 @@ interface MemoryMachine {
   files: Map<string, Buffer>;
   shape: Pick<MachineSpec, 'vcpu_count' | 'mem_size_mib' | 'fs_size_mib'>;
   snapshot_id: string | null;
+  addresses: MachineAddresses;
 }
 
 type Operation = 'create' | 'destroy' | 'pause' | 'resume' | 'commit' | 'start' | 'exec' | 'resize';
@@ -41,6 +43,8 @@ export class InMemoryDriver implements HypervisorDriver {
   private readonly snapshots = new Map<string, SnapshotInfo & { files: Map<string, Buffer> }>();
   private readonly failures = new Map<Operation, { reason: string; skip: number }>();
   private readonly delays = new Map<Operation, number>();
+  /** Machines so far: each gets the next addresses (never reused, as a real host hands them out). */
+  private addressed = 0;
 
   /** Makes a coming call of an operation throw: the next one, or the one after `skip` more. */
   failNext(operation: Operation, reason: string, skip = 0): void {
@@ -54,7 +58,7 @@ export class InMemoryDriver implements HypervisorDriver {
 
   /** Puts a machine on the "host" without a call, as if created before a crash. */
   adopt(vm_id: string, state: MachineState = 'running'): void {
-    this.machines.set(vm_id, { state, files: new Map(), shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 }, snapshot_id: null });
+    this.machines.set(vm_id, { state, files: new Map(), shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 }, snapshot_id: null, addresses: this.nextAddresses() });
   }
 
   /** Removes a machine without a call, as if the host lost it. */
@@ -72,8 +76,9 @@ export class InMemoryDriver implements HypervisorDriver {
     await this.enter('create', spec.vm_id);
     if (this.machines.has(spec.vm_id)) throw new Error(`machine ${spec.vm_id} exists`);
     const { vcpu_count, mem_size_mib, fs_size_mib } = spec;
-    this.machines.set(spec.vm_id, { state: 'running', files: environmentFiles(spec.env), shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id: null });
-    return { vm_id: spec.vm_id, state: 'running' };
+    const addresses = this.nextAddresses();
+    this.machines.set(spec.vm_id, { state: 'running', files: environmentFiles(spec.env), shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id: null, addresses });
+    return { vm_id: spec.vm_id, state: 'running', addresses };
   }
 
   async destroy(vm_id: string): Promise<void> {
@@ -97,6 +102,19 @@ export class InMemoryDriver implements HypervisorDriver {
 
   async list(): Promise<MachineInfo[]> {
     return [...this.machines].map(([vm_id, machine]) => ({ vm_id, state: machine.state }));
+  }
+
+  async addresses(vm_id: string): Promise<MachineAddresses | null> {
+    return this.machines.get(vm_id)?.addresses ?? null;
+  }
+
+  async sweep(): Promise<void> {}
+
+  /** Addresses of a documentation-style unique local /64 and a private /16, one machine after the other. */
+  private nextAddresses(): MachineAddresses {
+    const n = ++this.addressed;
+    const hex = n.toString(16).padStart(4, '0');
+    return { ipv6: `fd00:a4b0:7::${n.toString(16)}`, ipv4: `10.213.${Math.floor(n / 256)}.${n % 256}`, mac: `02:a8:00:00:${hex.slice(0, 2)}:${hex.slice(2)}` };
   }
 
   async exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
@@ -135,8 +153,9 @@ export class InMemoryDriver implements HypervisorDriver {
     const files = new Map(snapshot.files);
     environmentFiles(spec.env).forEach((content, path) => files.set(path, content));
     const { vcpu_count, mem_size_mib, fs_size_mib } = snapshot;
-    this.machines.set(spec.vm_id, { state: 'running', files, shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id });
-    return { vm_id: spec.vm_id, state: 'running' };
+    const addresses = this.nextAddresses();
+    this.machines.set(spec.vm_id, { state: 'running', files, shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id, addresses });
+    return { vm_id: spec.vm_id, state: 'running', addresses };
   }
 
   async resizeDisk(vm_id: string, fs_size_mib: number): Promise<void> {

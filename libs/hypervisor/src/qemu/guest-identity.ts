@@ -5,9 +5,12 @@ import type { GuestAgentClient } from './guest-agent-client';
 import { runInGuestOrFail } from './guest-command';
 
 /**
- * Makes the guest this machine: hostname, a new machine-id, a new SSH host key, root's authorized
- * key and /etc/environment. Run after the first boot and after every restore, so machines started
- * from one snapshot never share an identity.
+ * Makes the guest this machine: its network (MAC and addresses, when it has a NIC), hostname, a
+ * new machine-id, a new SSH host key, root's authorized key and /etc/environment. Run after the
+ * first boot and after every restore, so machines started from one snapshot never share an
+ * identity or an address. sshd reloads (SIGHUP re-executes it) and the script waits until it
+ * serves the new host key: a restored machine's sshd was the source's, with the source's key,
+ * and at a first boot it waits, restarting, for a key to exist.
  *
  * First the kernel's random number generator: a machine restored from memory starts with the
  * snapshot's generator state, exactly like every sibling restored from it, and the kernel reseeds
@@ -16,7 +19,8 @@ import { runInGuestOrFail } from './guest-command';
  * generator reseeded at once (RNDRESEEDCRNG, 0x5207). ENODATA (61): not seeded yet, early in a
  * first boot, where the kernel seeds it itself. The rest of stdin is /etc/environment.
  */
-const APPLY_IDENTITY = `hostname=$1 machine_id=$2 authorized_key=$3
+const APPLY_IDENTITY = `hostname=$1 machine_id=$2 authorized_key=$3 network=$4
+if [ -n "$network" ]; then printf '%s' "$network" | ip -batch - || exit 1; fi
 read -r seed
 printf '%s' "$seed" > /dev/urandom
 perl -e 'open(my $u, ">", "/dev/urandom") or die "/dev/urandom: $!\\n"; ioctl($u, 0x5207, 0) or $! + 0 == 61 or die "RNDRESEEDCRNG: $!\\n"' || exit 1
@@ -32,18 +36,28 @@ if [ -n "$authorized_key" ]; then
   printf '%s\\n' "$authorized_key" > /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys
 else
   rm -f /root/.ssh/authorized_keys
-fi`;
+fi
+host_key=$(cut -d' ' -f2 /etc/ssh/ssh_host_ed25519_key.pub)
+[ -s /run/sshd.pid ] && kill -HUP "$(cat /run/sshd.pid)" 2>/dev/null
+tries=0
+until ssh-keyscan -T 2 -t ed25519 127.0.0.1 2>/dev/null | grep -qF "$host_key"; do
+  tries=$((tries + 1))
+  [ "$tries" -le 600 ] || { echo "sshd does not serve the new host key: $(tail -n 3 /var/log/sshd.log 2>/dev/null)" >&2; exit 1; }
+  sleep 0.1
+done`;
 
 export async function applyGuestIdentity(
   agent: GuestAgentClient,
   identity: MachineIdentity,
   env: Record<string, string>,
+  /** `ip -batch` lines configuring the guest's eth0 (null: a machine without a NIC). */
+  networkBatch: string | null,
 ): Promise<void> {
   const machineId = randomBytes(16).toString('hex');
   const seed = randomBytes(32).toString('hex');
   await runInGuestOrFail(
     agent,
-    ['/bin/sh', '-c', APPLY_IDENTITY, 'arbor-identity', identity.hostname, machineId, identity.ssh_authorized_key ?? ''],
+    ['/bin/sh', '-c', APPLY_IDENTITY, 'arbor-identity', identity.hostname, machineId, identity.ssh_authorized_key ?? '', networkBatch ?? ''],
     Buffer.from(`${seed}\n${formatEnvironmentFile(env)}`),
   );
 }

@@ -5,7 +5,7 @@ import type { QemuBaseImage } from './image/qemu-base-image';
 import type { MachineConnections } from './machine-connections';
 import { createOverlay } from './qcow2-chain';
 import { confinementArguments, handToQemu, nameInsideQemu } from './qemu-confinement';
-import { qemuArguments, type QemuAccel } from './qemu-command-line';
+import { qemuArguments, type MachineNic, type QemuAccel } from './qemu-command-line';
 import type { QemuMachineLayout, QemuMachineRecord } from './qemu-machine-layout';
 import { launchQemu } from './qemu-process';
 
@@ -34,6 +34,7 @@ export async function launchMachine(
     qmpSocket: layout.qmpSocket,
     agentSocket: layout.agentSocket,
     serialLog: layout.serialLog,
+    nic: machine.nic ?? null,
     incoming,
   });
   const qemu = await launchQemu([...args, ...confinementArguments(layout.dir)], layout.qemuLog, layout.qmpSocket, layout.dir);
@@ -43,10 +44,16 @@ export async function launchMachine(
   return record;
 }
 
+/** A machine's network as its guest needs it: its NIC, and the `ip -batch` lines that configure it. */
+export interface GuestNetwork {
+  nic: MachineNic;
+  batch: string;
+}
+
 /**
  * A new machine on an overlay of the base image, booted until its guest agent answers, then given
- * the host's time and its identity. The disk is at least the base file system's size; the guest's
- * init grows the file system to the disk at boot.
+ * the host's time, its identity and its network. The disk is at least the base file system's
+ * size; the guest's init grows the file system to the disk at boot.
  */
 export async function bootMachine(
   connections: MachineConnections,
@@ -54,6 +61,7 @@ export async function bootMachine(
   image: QemuBaseImage,
   spec: MachineSpec,
   accel: QemuAccel,
+  network: GuestNetwork,
 ): Promise<QemuMachineRecord> {
   const fs_size_mib = Math.max(spec.fs_size_mib, image.disk_size_mib);
   const disk = layout.layerPath(0);
@@ -67,6 +75,8 @@ export async function bootMachine(
     env: spec.env,
     identity: spec.identity,
     accel,
+    nic: network.nic,
+    network_group: spec.network_group,
     disk,
     next_layer: 1,
     depth: 0,
@@ -74,6 +84,6 @@ export async function bootMachine(
   const agent = connections.agent(layout);
   await agent.waitUntilReady(BOOT_TIMEOUT_MS, () => isAlive(record.process));
   await setGuestClock(agent);
-  await applyGuestIdentity(agent, spec.identity, spec.env);
+  await applyGuestIdentity(agent, spec.identity, spec.env, network.batch);
   return record;
 }

@@ -78,7 +78,7 @@ export async function captureMachine(
     fs_size_mib: record.fs_size_mib,
     created_at: new Date().toISOString(),
   };
-  await snapshots.write({ info, accel: record.accel, env: record.env, depth, frozen: wasRunning });
+  await snapshots.write({ info, accel: record.accel, env: record.env, depth, frozen: wasRunning, nic: Boolean(record.nic) });
   const captured = staysPaused ? { snapshot_id, frozen: wasRunning } : undefined;
   await layout.writeRecord({ ...onNewTop, depth, captured });
   log(`qemu: ${record.vm_id} committed to ${snapshot_id} (chain depth ${depth}${staysPaused ? ', left paused' : ''})`);

@@ -1,7 +1,7 @@
 import type { SnapshotMachineSpec } from '../hypervisor-driver.port';
 import { applyGuestIdentity, setGuestClock } from './guest-identity';
 import type { QemuBaseImage } from './image/qemu-base-image';
-import { launchMachine } from './machine-boot';
+import { launchMachine, type GuestNetwork } from './machine-boot';
 import type { MachineConnections } from './machine-connections';
 import { loadMemory } from './memory-migration';
 import { createOverlay } from './qcow2-chain';
@@ -12,8 +12,10 @@ import type { QemuSnapshotRecord, QemuSnapshotStore } from './qemu-snapshot-stor
 /**
  * A new machine that resumes where the snapshot's source was: its disk an overlay on the
  * snapshot's layer, its memory loaded into a QEMU of the same shape (`-incoming defer`), then
- * `cont`. File systems frozen by the capture are thawed, and the machine gets the host's time and
- * an identity of its own, so machines from one snapshot never share one.
+ * `cont`. File systems frozen by the capture are thawed, and the machine gets the host's time, an
+ * identity of its own, so machines from one snapshot never share one, and its own network (its
+ * NIC on its own tap; the guest, which woke up with the source's MAC and addresses, takes its
+ * own). `network` is null only for a snapshot of a machine without a NIC.
  */
 export async function restoreMachine(
   connections: MachineConnections,
@@ -22,6 +24,7 @@ export async function restoreMachine(
   image: QemuBaseImage,
   snapshot: QemuSnapshotRecord,
   spec: SnapshotMachineSpec,
+  network: GuestNetwork | null,
 ): Promise<QemuMachineRecord> {
   const { info } = snapshot;
   const disk = layout.layerPath(0);
@@ -35,6 +38,8 @@ export async function restoreMachine(
     env: spec.env,
     identity: spec.identity,
     accel: snapshot.accel,
+    nic: network?.nic ?? null,
+    network_group: spec.network_group,
     disk,
     next_layer: 1,
     depth: snapshot.depth,
@@ -46,6 +51,6 @@ export async function restoreMachine(
   const agent = connections.agent(layout);
   if (snapshot.frozen) await agent.request('guest-fsfreeze-thaw');
   await setGuestClock(agent);
-  await applyGuestIdentity(agent, spec.identity, spec.env);
+  await applyGuestIdentity(agent, spec.identity, spec.env, network?.batch ?? null);
   return record;
 }

@@ -14,8 +14,16 @@ export interface QemuLaunchSpec {
   qmpSocket: string;
   agentSocket: string;
   serialLog: string;
+  /** The machine's NIC: its host tap and MAC (null: none, as machines had before they had networks). */
+  nic?: MachineNic | null;
   /** Start paused, waiting for `migrate-incoming` (restoring a memory snapshot). */
   incoming?: boolean;
+}
+
+/** A machine's network card: virtio-net on a persistent tap device the host made (network/). */
+export interface MachineNic {
+  ifname: string;
+  mac: string;
 }
 
 /** QMP/QEMU name of the machine's disk: commands such as block_resize and snapshots address it. */
@@ -24,7 +32,10 @@ export const DISK_DEVICE = 'disk0';
 /**
  * The QEMU command line. The machine shape (q35, CPU model, devices and their ids) must be the
  * same for a snapshot's source and every machine restored from it: migration state only loads
- * into an identical machine. No network device yet (-nic none).
+ * into an identical machine: a machine with a NIC restores only snapshots of machines with one.
+ * The NIC's backend is a tap QEMU opens at start, before it chroots and drops its privileges
+ * (no script: the host made and bridged the tap); its MAC is the machine's, though a restore
+ * brings back the source's, which the guest then changes (see guest-identity.ts).
  */
 export function qemuArguments(spec: QemuLaunchSpec): string[] {
   // Under TCG, tb-size=64 keeps the translation cache (and so QEMU's RSS) small; microvm hangs
@@ -41,7 +52,9 @@ export function qemuArguments(spec: QemuLaunchSpec): string[] {
     '-initrd', spec.image.initrd,
     '-append', 'console=ttyS0 root=/dev/vda rw panic=-1 quiet',
     '-serial', `file:${spec.serialLog}`,
-    '-nic', 'none',
+    ...(spec.nic
+      ? ['-netdev', `tap,id=net0,ifname=${spec.nic.ifname},script=no,downscript=no`, '-device', `virtio-net-pci,netdev=net0,id=nic0,mac=${spec.nic.mac}`]
+      : ['-nic', 'none']),
     '-drive', `file=${spec.disk},if=none,id=${DISK_DEVICE},format=qcow2,cache=writeback`,
     '-device', `virtio-blk-pci,drive=${DISK_DEVICE},id=vda`,
     '-chardev', `socket,id=qmp,path=${spec.qmpSocket},server=on,wait=off`,

@@ -11,6 +11,7 @@ import {
   type ExecResult,
   type ExecSpec,
   type HypervisorDriver,
+  type MachineAddresses,
   type MachineInfo,
   type MachineSpec,
   type MachineState,
@@ -25,19 +26,23 @@ import { MachineLocks } from '../host/machine-locks';
 import { missingTools } from '../host/missing-tools';
 import { ensurePrivateDirectory } from '../host/private-directory';
 import { isSafeId } from '../host/safe-id';
+import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
+import type { NetworkLease } from '../network/network-leases';
+import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
+import { waitUntilSshAnswers } from '../network/ssh-readiness';
 import type { GuestAgentClient } from './guest-agent-client';
 import { runInGuestOrFail } from './guest-command';
 import { execInGuest } from './guest-exec';
 import { readGuestFile, writeGuestFile } from './guest-files';
 import { ensureQemuBaseImage, readQemuBaseImage, type QemuBaseImage } from './image/qemu-base-image';
-import { bootMachine } from './machine-boot';
+import { bootMachine, type GuestNetwork } from './machine-boot';
 import { captureMachine, type CaptureContext } from './machine-capture';
 import { MachineConnections, type LiveMachine } from './machine-connections';
 import { restoreMachine } from './machine-restore';
 import { AccelDecision } from './qemu-accel-probe';
 import { DISK_DEVICE, type QemuAccel } from './qemu-command-line';
 import { QEMU_USER } from './qemu-confinement';
-import { QemuMachineLayout, type QemuMachineRecord } from './qemu-machine-layout';
+import { QemuMachineLayout } from './qemu-machine-layout';
 import { QemuSnapshotStore } from './qemu-snapshot-store';
 import type { QmpClient } from './qmp-client';
 
@@ -48,16 +53,22 @@ export interface QemuDriverOptions {
   cacheDir: string;
   /** Immutable snapshots (disk layer + memory); children's disks point into it. */
   snapshotDir: string;
+  /** The host bridge and addresses machines get (default: DEFAULT_NETWORK_SETTINGS). */
+  network?: NetworkSettings;
   log?: (line: string) => void;
   accel?: 'auto' | 'kvm' | 'tcg';
 }
 
+/** From the guest's sshd serving its key to the host reaching it: the first packets through the bridge. */
+const SSH_TIMEOUT_MS = 60_000;
+
 /**
  * Real virtual machines: QEMU (KVM where a probe VM boots, else TCG) with QMP for lifecycle and
  * snapshots, the guest agent on virtio-serial for exec and files, qcow2 overlays for disks and
- * migration to a file for memory. No network device yet. The work is done by the parts beside
- * this file: machine-connections (QMP and agent, re-attached after a restart), machine-boot,
- * machine-capture (commit), machine-restore (start from a snapshot).
+ * migration to a file for memory, and a virtio NIC on a tap of the host's bridge (network/) for
+ * its own network. The work is done by the parts beside this file: machine-connections (QMP and
+ * agent, re-attached after a restart), machine-boot, machine-capture (commit), machine-restore
+ * (start from a snapshot).
  */
 export class QemuDriver implements HypervisorDriver {
   readonly name = 'qemu';
@@ -69,6 +80,7 @@ export class QemuDriver implements HypervisorDriver {
   private readonly locks = new MachineLocks();
   private readonly accel: AccelDecision;
   private readonly capture: CaptureContext;
+  private readonly network: HostNetwork;
   private probed: DriverProbe | null = null;
 
   constructor(private readonly options: QemuDriverOptions) {
@@ -83,6 +95,7 @@ export class QemuDriver implements HypervisorDriver {
       log: this.log,
     });
     this.capture = { snapshots: this.snapshots, baseImage: () => this.baseImage(), log: this.log };
+    this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, options.stateDir, this.log);
   }
 
   /**
@@ -93,8 +106,8 @@ export class QemuDriver implements HypervisorDriver {
    */
   async probe(): Promise<DriverProbe> {
     if (this.probed) return this.probed;
-    const missing = await missingTools(['qemu-system-x86_64', 'qemu-img']);
-    if (missing.length > 0) return { ok: false, reason: `${missing.join(', ')} not installed (apt qemu-system-x86 qemu-utils)` };
+    const missing = await missingTools(['qemu-system-x86_64', 'qemu-img', ...NETWORK_TOOLS]);
+    if (missing.length > 0) return { ok: false, reason: `${missing.join(', ')} not installed (apt qemu-system-x86 qemu-utils iproute2 nftables)` };
     const image = await readQemuBaseImage(this.options.cacheDir);
     if (!image) {
       const builders = await missingTools(['debootstrap', 'apt-get', 'dpkg-deb', 'mkfs.ext4', 'cpio', 'gzip']);
@@ -113,6 +126,16 @@ export class QemuDriver implements HypervisorDriver {
 
   async prepare(): Promise<void> {
     await this.accel.get(await this.baseImage());
+    await this.network.ensureReady();
+  }
+
+  async addresses(vm_id: string): Promise<MachineAddresses | null> {
+    const lease = await this.network.leaseOf(vm_id);
+    return lease && addressesOf(lease);
+  }
+
+  async sweep(): Promise<void> {
+    await this.network.sweep();
   }
 
   /**
@@ -128,9 +151,13 @@ export class QemuDriver implements HypervisorDriver {
     const image = await this.baseImage();
     const { accel } = await this.accel.get(image);
     const layout = await this.claimMachine(spec.vm_id);
-    const record = await this.destroyedOnFailure(spec.vm_id, () => bootMachine(this.connections, layout, image, spec, accel));
-    this.log(`qemu: machine ${spec.vm_id} running (pid ${record.process.pid}, ${accel})`);
-    return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid };
+    return this.destroyedOnFailure(spec.vm_id, async () => {
+      const lease = await this.network.attach(spec.vm_id, spec.network_group, 'tap');
+      const record = await bootMachine(this.connections, layout, image, spec, accel, this.guestNetwork(lease));
+      await waitUntilSshAnswers(lease.ipv6, SSH_TIMEOUT_MS);
+      this.log(`qemu: machine ${spec.vm_id} running (pid ${record.process.pid}, ${accel}, ${lease.ipv6}, ${lease.ipv4})`);
+      return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: addressesOf(lease) };
+    });
   }
 
   async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo> {
@@ -138,11 +165,14 @@ export class QemuDriver implements HypervisorDriver {
     if (!snapshot) throw new SnapshotNotFoundError(snapshot_id);
     const image = await this.baseImage();
     const layout = await this.claimMachine(spec.vm_id);
-    const record = await this.destroyedOnFailure(spec.vm_id, () =>
-      restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec),
-    );
-    this.log(`qemu: machine ${spec.vm_id} restored from ${snapshot_id} (pid ${record.process.pid})`);
-    return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid };
+    return this.destroyedOnFailure(spec.vm_id, async () => {
+      // A snapshot of a machine without a NIC restores only into a machine without one.
+      const lease = snapshot.nic ? await this.network.attach(spec.vm_id, spec.network_group, 'tap') : null;
+      const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, lease && this.guestNetwork(lease));
+      if (lease) await waitUntilSshAnswers(lease.ipv6, SSH_TIMEOUT_MS);
+      this.log(`qemu: machine ${spec.vm_id} restored from ${snapshot_id} (pid ${record.process.pid}${lease ? `, ${lease.ipv6}, ${lease.ipv4}` : ', no NIC'})`);
+      return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: lease && addressesOf(lease) };
+    });
   }
 
   async destroy(vm_id: string): Promise<void> {
@@ -158,6 +188,8 @@ export class QemuDriver implements HypervisorDriver {
       const exited = this.connections.exitOf(vm_id);
       this.connections.forget(vm_id);
       if (record) await killAndWait(record.process, exited);
+      // Before the machine's directory goes: a lease whose directory is gone is a sweep's to take.
+      await this.network.detach(vm_id);
       await rm(layout.dir, { recursive: true, force: true });
     });
   }
@@ -280,8 +312,12 @@ export class QemuDriver implements HypervisorDriver {
     return ensureQemuBaseImage(this.options.cacheDir, this.log);
   }
 
+  private guestNetwork(lease: NetworkLease): GuestNetwork {
+    return { nic: { ifname: lease.ifname, mac: lease.mac }, batch: this.network.guestInterfaceBatch(lease) };
+  }
+
   /** Runs the start of a claimed machine; if it fails, everything of the machine goes again. */
-  private async destroyedOnFailure(vm_id: string, start: () => Promise<QemuMachineRecord>): Promise<QemuMachineRecord> {
+  private async destroyedOnFailure<T>(vm_id: string, start: () => Promise<T>): Promise<T> {
     try {
       return await start();
     } catch (error) {
@@ -303,6 +339,10 @@ export class QemuDriver implements HypervisorDriver {
 async function growDisk(qmp: QmpClient, agent: GuestAgentClient, fs_size_mib: number): Promise<void> {
   await qmp.execute('block_resize', { device: DISK_DEVICE, size: fs_size_mib * 1024 * 1024 });
   await runInGuestOrFail(agent, ['resize2fs', '/dev/vda']);
+}
+
+function addressesOf(lease: NetworkLease): MachineAddresses {
+  return { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac };
 }
 
 export type { QemuAccel };

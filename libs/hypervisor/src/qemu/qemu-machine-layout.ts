@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { MachineIdentity } from '../hypervisor-driver.port';
 import { MachineDirectory } from '../host/machine-directory';
 import type { ProcessIdentity } from '../host/process-identity';
-import type { QemuAccel } from './qemu-command-line';
+import type { MachineNic, QemuAccel } from './qemu-command-line';
 import { nameInsideQemu } from './qemu-confinement';
 import type { QemuSocket } from './memory-migration';
 
@@ -15,6 +15,10 @@ export interface QemuMachineRecord {
   env: Record<string, string>;
   identity: MachineIdentity;
   accel: QemuAccel;
+  /** Its NIC (absent: a machine from before machines had networks; a snapshot of it restores without one). */
+  nic?: MachineNic | null;
+  /** Its network group (see MachineSpec.network_group). */
+  network_group?: string;
   process: ProcessIdentity;
   /** The qcow2 the machine writes to: the top of its chain. */
   disk: string;

@@ -16,6 +16,11 @@ export interface QemuSnapshotRecord {
   depth: number;
   /** The guest's file systems were frozen in the capture: restored machines thaw them first. */
   frozen: boolean;
+  /**
+   * The source had a NIC, so machines restored from it get one (their own tap and addresses).
+   * Absent in snapshots of machines from before machines had networks: those restore without.
+   */
+  nic?: boolean;
 }
 
 /**

@@ -4,11 +4,18 @@ import { join } from 'node:path';
 import { withHostLock } from '../host/host-lock';
 import { unmountAllUnder } from '../host/host-mounts';
 import { runCommand, runStreamingLines } from '../host/run-command';
+import { configureSshd } from '../guest-ssh';
 import { GUEST_IDS, shiftIntoGuestRange } from './guest-ids';
 
 const SUITE = 'bookworm';
 const MIRROR = 'http://deb.debian.org/debian';
-const ROOTFS_NAME = `rootfs-${SUITE}-minbase`;
+/**
+ * Beyond minbase: the SSH server every machine runs (guest-ssh.ts) and iproute2, so `ip` shows a
+ * machine its network.
+ */
+const PACKAGES = ['openssh-server', 'iproute2'];
+/** Bump the version when the recipe changes: a new name means a fresh build next to the old one. */
+const ROOTFS_NAME = `rootfs-${SUITE}-minbase-v2`;
 /** The same tree owned by the machines' id range (see guest-ids.ts). */
 const SHIFTED_NAME = `${ROOTFS_NAME}-ids-${GUEST_IDS.hostFirst}`;
 
@@ -54,10 +61,11 @@ async function ensureDebootstrapped(cacheDir: string, log: (line: string) => voi
     // A crashed build may have left debootstrap's /proc or /sys mounted in the scratch dir.
     await unmountAllUnder(scratch);
     await rm(scratch, { recursive: true, force: true });
-    log(`sandbox: building base root filesystem (debootstrap --variant=minbase ${SUITE}) into ${target}`);
-    await runStreamingLines('debootstrap', ['--variant=minbase', SUITE, scratch, MIRROR], (line) =>
+    log(`sandbox: building base root filesystem (debootstrap --variant=minbase --include=${PACKAGES.join(',')} ${SUITE}) into ${target}`);
+    await runStreamingLines('debootstrap', ['--variant=minbase', `--include=${PACKAGES.join(',')}`, SUITE, scratch, MIRROR], (line) =>
       log(`debootstrap: ${line}`),
     );
+    await configureSshd(scratch);
     await rm(join(scratch, 'var/cache/apt/archives'), { recursive: true, force: true });
     await mkdir(join(scratch, 'var/cache/apt/archives/partial'), { recursive: true });
     await rename(scratch, target);

@@ -11,8 +11,9 @@ export const MACHINE_PIDS_MAX = 16_384;
 /**
  * The capabilities of every process in a machine: the default set container platforms give
  * (Docker's, containerd's), less what a machine has no use for. Dropped: CAP_MKNOD (no device
- * nodes; a user namespace refuses them anyway), CAP_NET_RAW (raw sockets, and machines share the
- * host's network namespace for now), CAP_AUDIT_WRITE (the host's audit log). They are
+ * nodes; a user namespace refuses them anyway), CAP_NET_RAW (raw sockets: a machine speaks
+ * IP through the stack, and its frames are checked on the host anyway), CAP_AUDIT_WRITE (the
+ * host's audit log). Without CAP_NET_ADMIN, the machine cannot change its own interface. They are
  * capabilities of the machine's user namespace: they act only on what that namespace owns (its
  * mounts, its processes, files of its id range), never on the host's.
  */
@@ -54,7 +55,7 @@ export const READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys'
  * The character devices a machine may open: null, zero, full, random, urandom, tty, ptmx and the
  * pseudo-terminals. runc 1.1 adds its own defaults to any list (these, /dev/net/tun and mknod of
  * anything): mknod still fails for want of CAP_MKNOD and in any user namespace, and tun needs
- * CAP_NET_ADMIN over the host's network namespace.
+ * CAP_NET_ADMIN, which no machine has.
  */
 const ALLOWED_DEVICES: [major: number, minor: number | null][] = [
   [1, 3],
@@ -72,6 +73,11 @@ export interface ContainerConfigInput {
   hostname: string;
   /** The machine's overlay root, mounted on the host. */
   rootfs: string;
+  /**
+   * argv of the host program that gives the machine's new network namespace its interface (a
+   * createRuntime hook: it runs before the init, with the runtime's state on stdin).
+   */
+  networkSetup: string[];
   memMib: number;
   vcpus: number;
   /** Limit swap to nothing extra (only where the kernel accounts swap; runc fails otherwise). */
@@ -85,7 +91,8 @@ export const MACHINES_CGROUP = 'arbor';
 
 /**
  * The OCI runtime config (config.json) of a machine: a user namespace mapping guest ids onto
- * GUEST_IDS, its own PID, mount, IPC, UTS and cgroup namespaces (the network is still the host's),
+ * GUEST_IDS, its own PID, mount, IPC, UTS, cgroup and network namespaces (the network given its
+ * interface by the host before the init runs; without CAP_NET_ADMIN guest root cannot change it),
  * MACHINE_CAPABILITIES, Docker's seccomp profile, no_new_privs (setuid programs never gain
  * anything), the device allow-list, masked and read-only kernel paths, and memory/cpu/pids limits
  * on a cgroup the runtime creates, freezes and removes.
@@ -106,6 +113,9 @@ export function containerConfig(input: ContainerConfigInput): object {
     },
     root: { path: input.rootfs, readonly: false },
     hostname: input.hostname,
+    hooks: {
+      createRuntime: [{ path: '/bin/sh', args: input.networkSetup, env: [`PATH=${DEFAULT_EXEC_ENV.PATH}`], timeout: 60 }],
+    },
     mounts: [
       { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
       { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
@@ -118,15 +128,15 @@ export function containerConfig(input: ContainerConfigInput): object {
       // No size: its pages count against the machine's memory limit.
       { destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777'] },
       { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
-      // sysfs can only be mounted from a network namespace of one's own; until machines get one,
-      // /sys is an empty read-only tmpfs holding the machine's own cgroups (none of the host's).
+      // /sys is an empty read-only tmpfs holding the machine's own cgroups (none of the host's
+      // devices, firmware or kernel settings).
       { destination: '/sys', type: 'tmpfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro', 'mode=755'] },
       { destination: '/sys/fs/cgroup', type: 'cgroup', source: 'cgroup', options: ['nosuid', 'noexec', 'nodev', 'relatime', 'ro'] },
     ],
     linux: {
       uidMappings: GUEST_ID_MAPPING,
       gidMappings: GUEST_ID_MAPPING,
-      namespaces: ['pid', 'mount', 'ipc', 'uts', 'user', 'cgroup'].map((type) => ({ type })),
+      namespaces: ['pid', 'mount', 'ipc', 'uts', 'user', 'cgroup', 'network'].map((type) => ({ type })),
       cgroupsPath: `/${MACHINES_CGROUP}/${input.vmId}`,
       resources: {
         memory: { limit: memory, ...(input.limitSwap ? { swap: memory } : {}) },

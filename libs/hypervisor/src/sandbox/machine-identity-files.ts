@@ -28,8 +28,8 @@ const DIRECTORIES: Array<[path: string, mode: number]> = [
  * write, and here every path is a directory the driver just created. The layer is left out of
  * snapshots, so every machine started from one gets its own identity on top.
  *
- * The base image has no SSH server yet: the host key and authorized_keys are in place for when it
- * gets one. The host key is made by the host's `ssh-keygen` (openssh-client), the reference
+ * The base image's sshd (guest-ssh.ts) serves with this host key and lets root in with the
+ * authorized key. The host key is made by the host's `ssh-keygen` (openssh-client), the reference
  * implementation of the OpenSSH key format. The guest clock is the host's (shared kernel), so it
  * needs no reset.
  */

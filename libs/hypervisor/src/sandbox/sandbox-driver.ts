@@ -12,6 +12,7 @@ import {
   type ExecResult,
   type ExecSpec,
   type HypervisorDriver,
+  type MachineAddresses,
   type MachineInfo,
   type MachineSpec,
   type MachineState,
@@ -29,6 +30,10 @@ import { ensurePrivateDirectory } from '../host/private-directory';
 import { identify, isAlive, type ProcessIdentity } from '../host/process-identity';
 import { runCommand } from '../host/run-command';
 import { isSafeId } from '../host/safe-id';
+import { guestServicesInit, SSHD_ARGV } from '../guest-ssh';
+import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
+import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
+import { waitUntilSshAnswers } from '../network/ssh-readiness';
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
 import { probeCgroups } from './cgroup-probe';
 import { containerConfig } from './container-config';
@@ -51,6 +56,8 @@ export interface SandboxDriverOptions {
   snapshotDir: string;
   /** Host-wide cache shared by data directories and test runs (the base root filesystem). */
   cacheDir: string;
+  /** The host bridge and addresses machines get (default: DEFAULT_NETWORK_SETTINGS). */
+  network?: NetworkSettings;
   log?: (line: string) => void;
 }
 
@@ -62,21 +69,23 @@ export interface SandboxDriverOptions {
  */
 export const MAX_SNAPSHOT_LAYERS = 16;
 
-const HOST_TOOLS = ['runc', 'flock', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'ssh-keygen', 'cp'];
+const HOST_TOOLS = ['runc', 'flock', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'ssh-keygen', 'cp', ...NETWORK_TOOLS];
 
-/**
- * The machine's PID 1: stays alive and reaps orphans (`wait` collects any child, including
- * processes re-parented to PID 1).
- */
-const INIT = ['/bin/sh', '-c', 'while :; do sleep 3600 & wait; done'];
+/** The machine's PID 1: keeps its sshd running and reaps orphans (guest-ssh.ts). */
+const INIT = ['/bin/sh', '-c', guestServicesInit([SSHD_ARGV])];
+
+/** From the container's start to its sshd answering: milliseconds alone, seconds on a host under load. */
+const SSH_TIMEOUT_MS = 60_000;
 
 /**
  * Machines as containers of the OCI runtime runc (oci-runtime.ts, container-config.ts): a user
- * namespace whose root is an unprivileged host id (guest-ids.ts), their own PID, mount, IPC, UTS
- * and cgroup namespaces, a reduced capability set, Docker's seccomp profile, no_new_privs, a device
+ * namespace whose root is an unprivileged host id (guest-ids.ts), their own PID, mount, IPC, UTS,
+ * cgroup and network namespaces, a reduced capability set, Docker's seccomp profile, no_new_privs, a device
  * allow-list, masked and read-only kernel paths, and memory/cpu/pids limits and the freezer on
  * cgroups the runtime manages (v1 or v2, whichever the host runs). Their root is an overlayfs
- * copy-on-write root over the shared base. The network namespace is still the host's.
+ * copy-on-write root over the shared base. Each has a network of its own (network/): a namespace
+ * whose eth0 is one end of a veth pair on the host's bridge, with the machine's addresses, and an
+ * sshd the init keeps running.
  *
  * This is container isolation, not a VM boundary: machines share the host's kernel.
  *
@@ -91,6 +100,7 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly snapshots: SnapshotStore;
   private readonly locks = new MachineLocks();
   private readonly runtime: OciRuntime;
+  private readonly network: HostNetwork;
 
   constructor(private readonly options: SandboxDriverOptions) {
     this.log = options.log ?? (() => undefined);
@@ -99,6 +109,7 @@ export class SandboxDriver implements HypervisorDriver {
     this.snapshots = new SnapshotStore(resolve(options.snapshotDir));
     // Under the state directory: a restarted worker sees the containers the last one started.
     this.runtime = new OciRuntime(join(this.stateDir, '.runc'));
+    this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, this.stateDir, this.log);
   }
 
   /** Fails closed: a limit or a confinement the machines need that this host cannot give is a "no". */
@@ -106,7 +117,7 @@ export class SandboxDriver implements HypervisorDriver {
     if (process.getuid?.() !== 0) return { ok: false, reason: 'needs root (the OCI runtime, mounts, cgroups)' };
     const missing = await missingTools(HOST_TOOLS);
     if (missing.length > 0) {
-      return { ok: false, reason: `${missing.join(', ')} not installed (runc, util-linux, btrfs-progs, openssh-client, coreutils)` };
+      return { ok: false, reason: `${missing.join(', ')} not installed (runc, util-linux, btrfs-progs, openssh-client, coreutils, iproute2, nftables)` };
     }
     const cgroups = await probeCgroups();
     if (!cgroups.ok) return { ok: false, reason: cgroups.reason };
@@ -125,12 +136,22 @@ export class SandboxDriver implements HypervisorDriver {
       ok: true,
       reason:
         `${runc}: user namespaces (guest root = host uid ${GUEST_IDS.hostFirst}), seccomp, no_new_privs + ` +
-        `overlayfs + btrfs loop disks + ${cgroups.reason}`,
+        `overlayfs + btrfs loop disks + ${cgroups.reason} + a network namespace per machine on bridge ${this.network.plan.bridge}`,
     };
   }
 
   async prepare(): Promise<void> {
     await ensureBaseRootfs(this.options.cacheDir, this.log);
+    await this.network.ensureReady();
+  }
+
+  async addresses(vm_id: string): Promise<MachineAddresses | null> {
+    const lease = await this.network.leaseOf(vm_id);
+    return lease && { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac };
+  }
+
+  async sweep(): Promise<void> {
+    await this.network.sweep();
   }
 
   async create(spec: MachineSpec): Promise<MachineInfo> {
@@ -165,7 +186,10 @@ export class SandboxDriver implements HypervisorDriver {
     await layout.writeRecord(record);
   }
 
-  /** Disk, identity layer, overlay root and container of a reserved machine; undone entirely on failure. */
+  /**
+   * Disk, identity layer, overlay root, network and container of a reserved machine, up once its
+   * sshd answers on its address; undone entirely on failure.
+   */
   private async bootReserved(vm_id: string): Promise<MachineInfo> {
     const layout = new MachineLayout(this.stateDir, vm_id);
     const record = (await layout.readRecord())!;
@@ -177,10 +201,12 @@ export class SandboxDriver implements HypervisorDriver {
       await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
       await writeIdentityLayer(layout.identity, spec);
       await mountOverlayRoot([layout.identity, ...this.lowerDirs(record.chain)], layout);
+      const lease = await this.network.attach(vm_id, spec.network_group, 'veth');
       const config = containerConfig({
         vmId: vm_id,
         hostname: hostnameOf(spec),
         rootfs: layout.merged,
+        networkSetup: this.network.namespaceSetupArgv(lease),
         memMib: spec.mem_size_mib,
         vcpus: spec.vcpu_count,
         limitSwap: cgroups.swapAccounted,
@@ -192,8 +218,9 @@ export class SandboxDriver implements HypervisorDriver {
       const init = state && state.pid > 0 ? await identify(state.pid) : null;
       if (!init) throw new Error(`sandbox init of ${vm_id} vanished right after starting`);
       await layout.writeRecord({ ...record, init });
-      this.log(`sandbox: machine ${vm_id} running (init pid ${init.pid})`);
-      return { vm_id, state: 'running', pid: init.pid };
+      await waitUntilSshAnswers(lease.ipv6, SSH_TIMEOUT_MS, () => isAlive(init));
+      this.log(`sandbox: machine ${vm_id} running (init pid ${init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
+      return { vm_id, state: 'running', pid: init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
     } catch (error) {
       await this.destroy(vm_id).catch(() => undefined);
       throw error;
@@ -219,6 +246,8 @@ export class SandboxDriver implements HypervisorDriver {
     // PID 1 dying takes its whole PID namespace along; so do whatever cgroups are left.
     if (record?.init && !(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
     await removeLeftoverCgroups(vm_id);
+    // Before the machine's directory goes: a lease whose directory is gone is a sweep's to take.
+    await this.network.detach(vm_id);
     await unmountAllUnder(layout.merged);
     await rm(layout.merged, { recursive: true, force: true });
     await unmountAllUnder(layout.dir);
@@ -254,9 +283,10 @@ export class SandboxDriver implements HypervisorDriver {
     if (!existsSync(layout.dir)) return null;
     const record = await layout.readRecord();
     if (!record?.init || !(await isAlive(record.init))) return 'dead';
-    // A machine an older driver started (bare namespaces, no container config) cannot be run by
-    // this one: dead, so the worker reports it and destroy clears it away.
-    if (!existsSync(layout.config)) return 'dead';
+    // A machine an older driver started (bare namespaces, no container config, or the host's
+    // network namespace, which would leave the host in its reach) is not run by this one: dead, so
+    // the worker reports it and destroy clears it away.
+    if (!existsSync(layout.config) || record.spec.network_group === undefined) return 'dead';
     const frozen = await isMachineFrozen(vm_id);
     if (frozen === null) return 'dead';
     return frozen ? 'paused' : 'running';

@@ -16,6 +16,9 @@ export function openSshPublicKey(comment: string): string {
   return `ssh-ed25519 ${wire.toString('base64')} ${comment}`;
 }
 
+/** The network group of test machines that say none: they may reach each other. */
+export const TEST_NETWORK_GROUP = 'arbor-driver-tests';
+
 /** Identity and env of a new machine; hostnames are short and distinct per machine. */
 export function snapshotMachineSpec(overrides: Partial<SnapshotMachineSpec> = {}): SnapshotMachineSpec {
   const vm_id = overrides.vm_id ?? randomUUID();
@@ -23,6 +26,7 @@ export function snapshotMachineSpec(overrides: Partial<SnapshotMachineSpec> = {}
     vm_id,
     env: {},
     identity: { hostname: `vm-${vm_id.slice(0, 8)}`, ssh_authorized_key: openSshPublicKey(`arbor-${vm_id}`) },
+    network_group: TEST_NETWORK_GROUP,
     ...overrides,
   };
 }

@@ -13,7 +13,13 @@ export interface VmDocument {
   created_at: string;
   state: VmReadState;
   labels: Labels | null;
+  /**
+   * Its IPv6 address (the contract's `ip`): the machine's own once it is on its host's network
+   * (VmNetworkAttached); until then the address the control plane derived at creation.
+   */
   ip: string;
+  /** Its IPv4 address (egress, NATed), once it is on its host's network; absent in older documents. */
+  ipv4?: string | null;
   config: VmConfig;
   parent_commit_id: string | null;
   grandparent_vm_id: string | null;

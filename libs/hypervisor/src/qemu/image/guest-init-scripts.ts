@@ -1,10 +1,12 @@
+import { guestServicesInit, SSHD_ARGV } from '../../guest-ssh';
+
 /**
  * The two small programs that boot the guest. Not systemd: a shell + perl init reaches a working
  * guest agent in about 6.5 s under TCG where systemd needs about 26 s.
  */
 
-/** Virtio devices the initramfs must load; the cloud kernel builds them as modules (ext4 is built in). */
-export const INITRAMFS_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_console'];
+/** Virtio devices the initramfs must load (they stay loaded); the cloud kernel builds them as modules (ext4 is built in). */
+export const INITRAMFS_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_console', 'virtio_net'];
 
 /** Where the guest agent listens: the virtio-serial port QEMU names org.qemu.guest_agent.0. */
 export const GUEST_AGENT_PORT = 'org.qemu.guest_agent.0';
@@ -29,8 +31,9 @@ exec switch_root /newroot /sbin/arbor-init
 
 /**
  * The guest's PID 1: mounts the API filesystems, sets the hostname, grows the root filesystem to
- * the disk (a no-op when it already fills it), then becomes a perl loop that keeps qemu-ga running
- * and reaps every orphan (wait() collects any child, re-parented ones included).
+ * the disk (a no-op when it already fills it), then becomes the supervisor of guest-ssh.ts, which
+ * keeps qemu-ga and sshd running and reaps every orphan. The network is configured by the driver,
+ * through the agent, once the machine's addresses are known (they change with every restore).
  */
 export const GUEST_INIT = `#!/bin/sh
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -49,20 +52,4 @@ for port in /sys/class/virtio-ports/*; do
 done
 [ -s /etc/hostname ] && cat /etc/hostname > /proc/sys/kernel/hostname
 resize2fs /dev/vda >/dev/null 2>&1
-exec perl -e '
-  my $agent;
-  sub start_agent {
-    $agent = fork();
-    if (defined $agent && $agent == 0) {
-      exec "/usr/sbin/qemu-ga", "--method=virtio-serial", "--path=/dev/virtio-ports/${GUEST_AGENT_PORT}";
-      exit 127;
-    }
-  }
-  start_agent();
-  while (1) {
-    my $pid = wait();
-    if ($pid == -1) { sleep 1; next; }
-    if ($pid == $agent) { sleep 1; start_agent(); }
-  }
-'
-`;
+${guestServicesInit([['/usr/sbin/qemu-ga', '--method=virtio-serial', `--path=/dev/virtio-ports/${GUEST_AGENT_PORT}`], SSHD_ARGV])}`;

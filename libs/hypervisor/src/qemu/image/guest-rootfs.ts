@@ -1,15 +1,17 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand, runStreamingLines } from '../../host/run-command';
+import { configureSshd } from '../../guest-ssh';
 import { GUEST_INIT } from './guest-init-scripts';
 
 const SUITE = 'bookworm';
 const MIRROR = 'http://deb.debian.org/debian';
 /**
- * qemu-guest-agent runs everything; e2fsprogs grows the disk; openssh-server holds each VM's host
- * key; util-linux-extra has the hwclock that guest-set-time calls.
+ * qemu-guest-agent runs everything; e2fsprogs grows the disk; openssh-server is the machine's SSH
+ * server (guest-ssh.ts); iproute2 configures its network (the driver, through the agent);
+ * util-linux-extra has the hwclock that guest-set-time calls.
  */
-const PACKAGES = ['qemu-guest-agent', 'e2fsprogs', 'openssh-server', 'util-linux-extra'];
+const PACKAGES = ['qemu-guest-agent', 'e2fsprogs', 'openssh-server', 'iproute2', 'util-linux-extra'];
 
 /**
  * A minimal Debian root (debootstrap minbase) with the guest agent and Arbor's small init. Host
@@ -26,7 +28,7 @@ export async function buildGuestRootfs(root: string, log: (line: string) => void
   await writeFile(join(root, 'etc/hostname'), 'arbor\n');
   await writeFile(join(root, 'etc/machine-id'), '');
   await writeFile(join(root, 'etc/fstab'), '/dev/vda / ext4 rw,relatime 0 1\n');
-  await runCommand('sh', ['-c', 'rm -f "$1"/etc/ssh/ssh_host_*', 'sh', root]);
+  await configureSshd(root);
   await rm(join(root, 'var/cache/apt/archives'), { recursive: true, force: true });
   await mkdir(join(root, 'var/cache/apt/archives/partial'), { recursive: true });
   await rm(join(root, 'var/lib/apt/lists'), { recursive: true, force: true });

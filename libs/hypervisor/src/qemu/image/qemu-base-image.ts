@@ -8,7 +8,7 @@ import { buildGuestRootfs, packRootDisk } from './guest-rootfs';
 import { buildInitramfs } from './initramfs';
 
 /** Bump when the recipe changes: a new name means a fresh build next to the old one. */
-const IMAGE_NAME = 'debian-bookworm-v1';
+const IMAGE_NAME = 'debian-bookworm-v2';
 
 /** The files of the built base image. The disk is never written to: machines run on overlays. */
 export interface QemuBaseImage {

@@ -1,0 +1,195 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { HostNetwork } from './host-network';
+import { NETWORK_REGISTRY_DIR, type NetworkLease } from './network-leases';
+import type { NetworkSettings } from './network-settings';
+
+/**
+ * The host side of machines' networks on the real kernel, without machines: a process in a
+ * network namespace of its own stands in for a sandbox machine, its namespace set up the way the
+ * container runtime's hook does it (host root inside can do what a hostile guest with its own
+ * kernel could: change its addresses, spoof). A bridge of its own, so it runs alongside suites
+ * using the default one.
+ */
+const isRoot = process.getuid?.() === 0;
+const describeAsRoot = isRoot ? describe : describe.skip;
+
+const settings: NetworkSettings = { bridge: 'arbortest0', ipv4Subnet: '10.214.0.0/24', ipv6Prefix: null, egress: true };
+const sh = (command: string) => execFileSync('sh', ['-c', command], { encoding: 'utf8' });
+
+/** A stand-in machine: its lease and the process whose network namespace is the machine's. */
+interface Machine {
+  lease: NetworkLease;
+  holder: ChildProcess;
+  netns: string;
+}
+const inNamespace = (machine: Machine, command: string) => sh(`nsenter --net=${machine.netns} sh -c '${command}'`);
+
+/** A TCP server in the namespace (or on the host) answering each connection with the peer's address. */
+function serve(machine: Machine | null, port: number): ChildProcess {
+  const script = `use IO::Socket::IP; my $s = IO::Socket::IP->new(LocalHost => '::', LocalPort => ${port}, Listen => 5, ReuseAddr => 1, V6Only => 0) or die "listen: $@"; $| = 1; print "ready\\n"; while (my $c = $s->accept) { print $c "from ", $c->peerhost, "\\n"; close $c }`;
+  const argv = machine ? ['nsenter', `--net=${machine.netns}`, 'perl', '-e', script] : ['perl', '-e', script];
+  return spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+async function ready(server: ChildProcess): Promise<void> {
+  await new Promise<void>((resolve) => server.stdout!.once('data', () => resolve()));
+}
+
+/** Connects from the namespace (optionally from a given source address): the greeting, or the failure. */
+function connectFrom(machine: Machine, host: string, port: number, source?: string): string {
+  const local = source ? `LocalHost => '${source}', ` : '';
+  const script = `use IO::Socket::IP; my $s = IO::Socket::IP->new(${local}PeerHost => '${host}', PeerPort => ${port}, Timeout => 2); if ($s) { my $l = <$s>; print $l } else { print "failed\\n" }`;
+  return execFileSync('nsenter', [`--net=${machine.netns}`, 'perl', '-e', script], { encoding: 'utf8' }).trim();
+}
+
+function readlinkOrNull(path: string): string | null {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null;
+  }
+}
+
+describeAsRoot('HostNetwork on this host', () => {
+  let owner: string;
+  let network: HostNetwork;
+  const servers: ChildProcess[] = [];
+  const machineDir = (vmId: string) => mkdirSync(join(owner, vmId), { recursive: true });
+
+  beforeAll(async () => {
+    owner = mkdtempSync(join(tmpdir(), 'arbor-network-'));
+    network = new HostNetwork(settings, owner);
+    await network.ensureReady();
+  });
+
+  afterAll(async () => {
+    servers.forEach((server) => server.kill());
+    holders.forEach((holder) => holder.kill('SIGKILL'));
+    rmSync(owner, { recursive: true, force: true });
+    await network.sweep(); // every lease of this suite is abandoned now
+    sh(`ip link delete ${settings.bridge} 2>/dev/null; nft delete table bridge ${settings.bridge}; nft delete table inet ${settings.bridge}; true`);
+    rmSync(join(NETWORK_REGISTRY_DIR, settings.bridge), { recursive: true, force: true });
+  });
+
+  const holders: ChildProcess[] = [];
+
+  /** Attaches a machine and sets its namespace up as the runtime's hook does (the runtime's state on stdin). */
+  async function attach(group: string): Promise<Machine> {
+    const vmId = randomUUID();
+    machineDir(vmId);
+    const lease = await network.attach(vmId, group, 'veth');
+    const holder = spawn('unshare', ['--net', 'sleep', '1000'], { stdio: 'ignore' });
+    holders.push(holder);
+    const netns = `/proc/${holder.pid}/ns/net`;
+    // unshare has made the namespace once its sleep runs in it.
+    for (let i = 0; i < 200 && readlinkOrNull(netns) === readlinkOrNull('/proc/self/ns/net'); i++) await new Promise((r) => setTimeout(r, 10));
+    const [file, ...args] = network.namespaceSetupArgv(lease);
+    execFileSync(file, args, { input: JSON.stringify({ ociVersion: '1.0.2', id: vmId, status: 'creating', pid: holder.pid }) });
+    return { lease, holder, netns };
+  }
+
+  /** The machine goes (its namespace with it, as a container's does), then its network. */
+  async function remove(machine: Machine): Promise<void> {
+    machine.holder.kill('SIGKILL');
+    await new Promise((resolve) => machine.holder.once('exit', resolve));
+    await network.detach(machine.lease.vm_id);
+  }
+
+  it('gives each machine its own addresses, MAC and port, configured in its namespace', async () => {
+    const [ma, mb] = [await attach('org-a'), await attach('org-a')];
+    const [a, b] = [ma.lease, mb.lease];
+    expect(a.ipv4).toMatch(/^10\.214\.0\.\d+$/);
+    expect(a.ipv6.startsWith(network.plan.ipv6Network.toString().replace(/::$/, ':'))).toBe(true);
+    expect(new Set([a.ipv4, b.ipv4]).size).toBe(2);
+    expect(new Set([a.ipv6, b.ipv6]).size).toBe(2);
+    expect(readFileSync(`/sys/class/net/${a.ifname}/master/uevent`, 'utf8')).toContain(`INTERFACE=${settings.bridge}`);
+    const inside = inNamespace(ma, 'ip -o addr show dev eth0; ip -o link show dev eth0; ip route; ip -6 route');
+    expect(inside).toContain(`inet ${a.ipv4}/32`);
+    expect(inside).toContain(`inet6 ${a.ipv6}/128`);
+    expect(inside).toContain(`inet6 ${a.link_local}/64`);
+    expect(inside).toContain(`link/ether ${a.mac}`);
+    expect(inside).toContain(`default via ${network.plan.gateway4} dev eth0`);
+    expect(inside).toContain('default via fe80::1 dev eth0');
+    await remove(ma);
+    await remove(mb);
+  });
+
+  it('lets a machine reach machines of its group, never the host or another group; spoofed sources are dropped', async () => {
+    const [ma, ms, mo] = [await attach('org-a'), await attach('org-a'), await attach('org-b')];
+    const [a, sameGroup, otherGroup] = [ma.lease, ms.lease, mo.lease];
+    for (const machine of [ms, mo]) {
+      const server = serve(machine, 7200);
+      servers.push(server);
+      await ready(server);
+    }
+    const host = serve(null, 7100);
+    servers.push(host);
+    await ready(host);
+
+    expect(connectFrom(ma, sameGroup.ipv6, 7200)).toBe(`from ${a.ipv6}`);
+    expect(connectFrom(ma, sameGroup.ipv4, 7200)).toBe(`from ::ffff:${a.ipv4}`);
+    expect(connectFrom(ma, otherGroup.ipv6, 7200)).toBe('failed');
+    expect(connectFrom(ma, otherGroup.ipv4, 7200)).toBe('failed');
+    for (const address of [network.plan.gateway4, network.plan.gateway6, '127.0.0.1', '::1']) {
+      expect({ address, answer: connectFrom(ma, address, 7100) }).toEqual({ address, answer: 'failed' });
+    }
+    // The host reaches machines (the edge does).
+    const fromHost = execFileSync('perl', ['-e', `use IO::Socket::IP; my $s = IO::Socket::IP->new(PeerHost => '${otherGroup.ipv6}', PeerPort => 7200, Timeout => 2) or die; print scalar <$s>`], { encoding: 'utf8' });
+    expect(fromHost.trim()).toBe(`from ${network.plan.gateway6}`);
+
+    // A machine that takes its neighbour's address (or MAC) gets nothing through.
+    inNamespace(ma, `ip addr add ${sameGroup.ipv4}/32 dev eth0`);
+    expect(connectFrom(ma, otherGroup.ipv4, 7200, sameGroup.ipv4)).toBe('failed');
+    expect(connectFrom(ma, sameGroup.ipv6, 7200)).toBe(`from ${a.ipv6}`); // its own address still works
+    inNamespace(ma, `ip link set dev eth0 address ${sameGroup.mac}`);
+    expect(connectFrom(ma, sameGroup.ipv6, 7200)).toBe('failed');
+    for (const machine of [ma, ms, mo]) await remove(machine);
+  });
+
+  it('leaves no interface, namespace, address or rule of a detached machine', async () => {
+    const machine = await attach('org-c');
+    const { lease } = machine;
+    const ruleset = () => sh('nft list ruleset');
+    expect(ruleset()).toContain(lease.ipv6);
+    await remove(machine);
+    expect(existsSync(`/sys/class/net/${lease.ifname}`)).toBe(false);
+    for (const trace of [lease.ipv6, lease.ipv4, lease.mac, lease.ifname, lease.link_local]) expect(ruleset()).not.toContain(trace);
+    expect(ruleset()).not.toMatch(/group_/); // the group's last machine took its chain along
+    expect(sh('ip -6 route; ip route; ip -6 neigh')).not.toContain(lease.ipv6);
+    await network.detach(lease.vm_id); // again: nothing to do
+  });
+
+  it('adopts what it finds on a restart, and sweeps what belongs to no machine', async () => {
+    const keptMachine = await attach('org-d');
+    const kept = keptMachine.lease;
+    const abandoned = (await attach('org-e')).lease;
+    const ruleset = sh(`nft list table inet ${settings.bridge}; nft list table bridge ${settings.bridge}`);
+    const restarted = new HostNetwork(settings, owner);
+    await restarted.ensureReady();
+    expect(sh(`nft list table inet ${settings.bridge}; nft list table bridge ${settings.bridge}`)).toBe(ruleset); // no duplicate
+    expect(await restarted.leaseOf(kept.vm_id)).toEqual(kept);
+
+    rmSync(join(owner, abandoned.vm_id), { recursive: true }); // its machine went without a detach
+    sh(`ip link add arbvdeadbeef0 type veth peer name arbvdeadbeef1`); // a port nobody leased
+    await restarted.sweep();
+    expect(existsSync(`/sys/class/net/${abandoned.ifname}`)).toBe(false);
+    expect(existsSync('/sys/class/net/arbvdeadbeef0')).toBe(false);
+    const after = sh('nft list ruleset');
+    expect(after).not.toContain(abandoned.ipv6);
+    expect(after).toContain(kept.ipv6);
+    expect(existsSync(`/sys/class/net/${kept.ifname}`)).toBe(true);
+    expect(inNamespace(keptMachine, 'ip -o addr show dev eth0')).toContain(kept.ipv6);
+    await remove(keptMachine);
+  });
+
+  it('refuses other settings for a bridge machines use', async () => {
+    const machine = await attach('org-f');
+    const other = new HostNetwork({ ...settings, ipv4Subnet: '10.215.0.0/24' }, owner);
+    await expect(other.ensureReady()).rejects.toThrow(/1 machine\(s\) use it/);
+    await remove(machine);
+  });
+});

@@ -1,0 +1,330 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import ipaddr from 'ipaddr.js';
+import { readJsonFile, writeJsonAtomic } from '@arbor/durable-files';
+import { withHostLock } from '../host/host-lock';
+import { runCommand, runCommandWithInput } from '../host/run-command';
+import { AddressPlan, GATEWAY_LINK_LOCAL, linkLocalOf } from './address-plan';
+import { guestInterfaceBatch, NAMESPACE_SETUP_SCRIPT, tapCreationBatch } from './machine-port';
+import { NETWORK_REGISTRY_DIR, NetworkLeases, type NetworkLease } from './network-leases';
+import type { NetworkSettings } from './network-settings';
+import { NftRules } from './nft-rules';
+
+/** Host tools the network needs (iproute2, nftables, util-linux). */
+export const NETWORK_TOOLS = ['ip', 'nft', 'nsenter'];
+
+/** Host-side ports are `arbv` + 11 hex digits (15 bytes, the kernel's limit): what a sweep recognises. */
+const PORT_PREFIX = 'arbv';
+/** The settings a bridge was set up with, kept beside its leases. */
+interface BridgeRecord {
+  ipv4_subnet: string;
+  ipv6_prefix: string;
+  egress: boolean;
+  inbound_ipv6: boolean;
+}
+
+/**
+ * The host side of machines' networks: the bridge (addresses, forwarding, the nftables tables of
+ * nft-rules.ts) and each machine's port on it, with the lease that records it (network-leases.ts).
+ * Every change happens under one host-wide lock, so drivers of several installations (or test
+ * runs) on one host never see each other's half-made state.
+ *
+ * The kernel state outlives the worker: a restarted worker finds bridge, ports and rules as it
+ * left them and adopts them (setUp repairs without duplicating; a machine's lease says what it
+ * holds). A sweep takes back what belongs to no machine.
+ */
+export class HostNetwork {
+  readonly plan: AddressPlan;
+  private readonly rules: NftRules;
+  private readonly leases: NetworkLeases;
+  private readonly record: BridgeRecord;
+  private ready: Promise<void> | null = null;
+
+  constructor(
+    readonly settings: NetworkSettings,
+    /** The driver's state directory: its machines are `<owner>/<vm id>`. */
+    private readonly owner: string,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {
+    this.plan = new AddressPlan(settings, hostMachineId());
+    const inboundIpv6 = settings.ipv6Prefix !== null;
+    this.rules = new NftRules(this.plan, { egress: settings.egress, inboundIpv6 });
+    this.leases = new NetworkLeases(join(NETWORK_REGISTRY_DIR, settings.bridge, 'leases'));
+    this.record = { ipv4_subnet: this.plan.ipv4Subnet, ipv6_prefix: this.plan.ipv6Prefix, egress: settings.egress, inbound_ipv6: inboundIpv6 };
+  }
+
+  /** The bridge, its addresses, forwarding and the base rules; once per instance, and again if the bridge vanished. */
+  ensureReady(): Promise<void> {
+    if (this.ready && !existsSync(`/sys/class/net/${this.plan.bridge}`)) this.ready = null;
+    this.ready ??= this.locked(() => this.setUp()).catch((error) => {
+      this.ready = null;
+      throw error;
+    });
+    return this.ready;
+  }
+
+  /**
+   * Gives machine `vmId` its addresses and its place on the bridge: the lease first, then its
+   * rules, then a tap's port (a veth is made with the machine's namespace: namespaceSetupArgv).
+   * A lease the machine already had (a start that crashed half-way) is released first; a failure
+   * releases everything made. The port is named in the lease.
+   */
+  async attach(vmId: string, group: string, port: NetworkLease['port']): Promise<NetworkLease> {
+    await this.ensureReady();
+    return this.locked(async () => {
+      const stale = await this.leases.get(vmId);
+      if (stale) await this.release(stale);
+      const lease = await this.allocate(vmId, group, port);
+      await this.leases.put(lease);
+      try {
+        await this.nft(this.rules.attachScript(lease));
+        if (lease.port === 'tap') await runCommandWithInput('ip', ['-batch', '-'], tapCreationBatch(lease, this.plan.bridge));
+      } catch (error) {
+        await this.release(lease).catch((cleanup: Error) => this.log(`network: releasing ${vmId} after a failed attach failed: ${cleanup.message}`));
+        throw error;
+      }
+      return lease;
+    });
+  }
+
+  /** Removes the machine's port, rules and addresses. Idempotent. */
+  async detach(vmId: string): Promise<void> {
+    await this.locked(async () => {
+      const lease = await this.leases.get(vmId);
+      if (lease) await this.release(lease);
+    });
+  }
+
+  /** The machine's lease, if this driver's machine holds one. */
+  async leaseOf(vmId: string): Promise<NetworkLease | null> {
+    const lease = await this.leases.get(vmId);
+    return lease?.owner === this.owner ? lease : null;
+  }
+
+  /**
+   * `ip -batch` lines that make a guest's eth0 the machine's (its MAC and addresses), for a
+   * guest that configures itself (qemu, through its agent).
+   */
+  guestInterfaceBatch(lease: NetworkLease): string {
+    return guestInterfaceBatch(lease, this.plan);
+  }
+
+  /**
+   * The argv of a program the host runs once a veth lease's machine has its network namespace,
+   * with the runtime's state (its pid) on stdin (see NAMESPACE_SETUP_SCRIPT): the machine's port
+   * and its configured eth0.
+   */
+  namespaceSetupArgv(lease: NetworkLease): string[] {
+    if (lease.port !== 'veth') throw new Error(`${lease.vm_id} has a ${lease.port} port, not a veth`);
+    return ['sh', '-c', NAMESPACE_SETUP_SCRIPT, 'arbor-network', lease.ifname, this.plan.bridge, guestInterfaceBatch(lease, this.plan)];
+  }
+
+  /** The gateway addresses a guest routes through (for tests and documentation of a machine). */
+  get gateways(): { ipv4: string; ipv6: string; link_local: string } {
+    return { ipv4: this.plan.gateway4, ipv6: this.plan.gateway6, link_local: GATEWAY_LINK_LOCAL };
+  }
+
+  /**
+   * Takes back what belongs to no machine: leases whose machine directory is gone (released as a
+   * detach would), `arbv…` interfaces no lease of any bridge names, and rule elements and group
+   * chains no lease of this bridge accounts for. Run at a worker's start.
+   */
+  async sweep(): Promise<void> {
+    await this.ensureReady();
+    await this.locked(async () => {
+      for (const lease of await this.leases.all()) {
+        if (!NetworkLeases.abandoned(lease)) continue;
+        this.log(`network: releasing ${lease.vm_id} (${lease.ipv6}, ${lease.ipv4}): its machine is gone`);
+        await this.release(lease);
+      }
+      const ports = new Set((await leasesOfEveryBridge()).map((lease) => lease.ifname));
+      for (const name of await readdir('/sys/class/net').catch(() => [] as string[])) {
+        if (!name.startsWith(PORT_PREFIX) || ports.has(name)) continue;
+        this.log(`network: removing interface ${name}: no machine holds it`);
+        await runCommand('ip', ['link', 'delete', name]).catch(() => undefined); // a pair's other end may have taken it along
+      }
+      await this.nft(this.rules.rebuildScript(await this.leases.all(), await this.groupChains()));
+    });
+  }
+
+  private async setUp(): Promise<void> {
+    const registry = join(NETWORK_REGISTRY_DIR, this.plan.bridge);
+    await mkdir(registry, { recursive: true, mode: 0o700 });
+    const recordFile = join(registry, 'bridge.json');
+    const existing = await readJsonFile<BridgeRecord>(recordFile);
+    if (existing && JSON.stringify(existing) !== JSON.stringify(this.record)) {
+      const holders = await this.leases.all();
+      if (holders.length > 0) {
+        throw new Error(
+          `bridge ${this.plan.bridge} is set up as ${JSON.stringify(existing)} and ${holders.length} machine(s) use it; ` +
+            `this installation asks for ${JSON.stringify(this.record)}: delete those machines first, or name another bridge (ARBOR_VM_BRIDGE)`,
+        );
+      }
+      this.log(`network: setting up bridge ${this.plan.bridge} again with new settings (no machine uses it)`);
+      await this.tearDown();
+    }
+    if (!existsSync(`/sys/class/net/${this.plan.bridge}`)) await this.createBridge();
+    await runCommandWithInput('ip', ['-batch', '-'], this.bridgeAddressBatch());
+    await this.enableForwarding();
+    await this.nft(this.rules.baseScript());
+    await writeJsonAtomic(recordFile, this.record);
+    this.log(`network: bridge ${this.plan.bridge} ready (${this.plan.ipv6Prefix}, ${this.plan.ipv4Subnet}, egress ${this.settings.egress ? 'on' : 'off'})`);
+  }
+
+  private async createBridge(): Promise<void> {
+    await this.refuseOverlaps();
+    const { bridge, bridgeMac } = this.plan;
+    await runCommandWithInput('ip', ['-batch', '-'], [`link add name ${bridge} address ${bridgeMac} type bridge`, `link set dev ${bridge} addrgenmode none`, ''].join('\n'));
+  }
+
+  /** Idempotent: the host's gateway addresses on the bridge, and the bridge up. */
+  private bridgeAddressBatch(): string {
+    const { bridge, gateway4, gateway6, ipv4PrefixLength } = this.plan;
+    return [
+      `addr replace ${gateway4}/${ipv4PrefixLength} dev ${bridge}`,
+      `addr replace ${gateway6}/64 dev ${bridge} nodad`,
+      `addr replace ${GATEWAY_LINK_LOCAL}/64 dev ${bridge} nodad`,
+      `link set dev ${bridge} up`,
+      '',
+    ].join('\n');
+  }
+
+  /** A new bridge's subnets must not shadow a network the host already reaches. */
+  private async refuseOverlaps(): Promise<void> {
+    const ours: [string, ipaddr.IPv4 | ipaddr.IPv6, number][] = [
+      ['ARBOR_VM_IPV4_SUBNET', this.plan.ipv4Network, this.plan.ipv4PrefixLength],
+      ['ARBOR_VM_IPV6_PREFIX', this.plan.ipv6Network, 64],
+    ];
+    for (const family of ['-4', '-6']) {
+      const routes = JSON.parse(await runCommand('ip', ['-json', family, 'route', 'show', 'table', 'all'])) as { dst: string; dev?: string }[];
+      for (const route of routes) {
+        if (route.dst === 'default' || route.dev === this.plan.bridge) continue;
+        const cidr = route.dst.includes('/') ? route.dst : `${route.dst}/${family === '-4' ? 32 : 128}`;
+        if (!ipaddr.isValidCIDR(cidr)) continue;
+        const [network, length] = ipaddr.parseCIDR(cidr);
+        if (network.kind() === 'ipv6' && (network as ipaddr.IPv6).range() === 'linkLocal') continue;
+        for (const [setting, subnet, subnetLength] of ours) {
+          // Two prefixes overlap when the shorter one contains the longer one's network.
+          if (network.kind() === subnet.kind() && network.match(subnet, Math.min(length, subnetLength))) {
+            throw new Error(`${setting} (${subnet.toString()}/${subnetLength}) overlaps ${route.dst}, which the host routes through ${route.dev ?? 'another route'}: choose another`);
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Machines' packets are forwarded by the host. Turning IPv6 forwarding on makes the kernel
+   * ignore router advertisements on interfaces that take them (accept_ra 1), which would cost the
+   * host its own IPv6 configuration: those are moved to accept_ra 2 (take them even when
+   * forwarding) first. Logged, since it changes the host.
+   */
+  private async enableForwarding(): Promise<void> {
+    const ipv4 = '/proc/sys/net/ipv4/ip_forward';
+    if ((await readFile(ipv4, 'utf8')).trim() !== '1') {
+      await writeFile(ipv4, '1');
+      this.log('network: enabled IPv4 forwarding (net.ipv4.ip_forward=1)');
+    }
+    const ipv6 = '/proc/sys/net/ipv6/conf/all/forwarding';
+    if ((await readFile(ipv6, 'utf8')).trim() === '1') return;
+    for (const name of await readdir('/proc/sys/net/ipv6/conf')) {
+      if (['all', 'default', 'lo'].includes(name)) continue;
+      const acceptRa = `/proc/sys/net/ipv6/conf/${name}/accept_ra`;
+      if ((await readFile(acceptRa, 'utf8').catch(() => '')).trim() === '1') {
+        await writeFile(acceptRa, '2');
+        this.log(`network: ${name} keeps taking router advertisements while forwarding (accept_ra=2)`);
+      }
+    }
+    await writeFile(ipv6, '1');
+    this.log('network: enabled IPv6 forwarding (net.ipv6.conf.all.forwarding=1)');
+  }
+
+  /** Removes the bridge and its tables (only when no machine uses them). */
+  private async tearDown(): Promise<void> {
+    if (existsSync(`/sys/class/net/${this.plan.bridge}`)) await runCommand('ip', ['link', 'delete', this.plan.bridge]);
+    for (const family of ['bridge', 'inet']) await runCommand('nft', ['delete', 'table', family, this.rules.table]).catch(() => undefined);
+  }
+
+  private async allocate(vmId: string, group: string, port: NetworkLease['port']): Promise<NetworkLease> {
+    const leases = await this.leases.all();
+    const taken = new Set(leases.map((lease) => this.plan.indexOf(lease.ipv4)));
+    const { first, last } = this.plan.machineIndexes;
+    let index = first;
+    while (index <= last && taken.has(index)) index++;
+    if (index > last) throw new Error(`no IPv4 address left for a machine in ${this.plan.ipv4Subnet}: ${leases.length} machines hold them all`);
+    const ipv4 = this.plan.ipv4At(index);
+    const takenIpv6 = new Set(leases.map((lease) => lease.ipv6));
+    let ipv6 = this.plan.ipv6For(vmId);
+    for (let attempt = 1; takenIpv6.has(ipv6); attempt++) ipv6 = this.plan.ipv6For(vmId, attempt);
+    const mac = this.plan.macFor(ipv4);
+    const names = new Set((await leasesOfEveryBridge()).map((lease) => lease.ifname));
+    let ifname = portName(vmId, 0);
+    for (let attempt = 1; names.has(ifname) || existsSync(`/sys/class/net/${ifname}`); attempt++) ifname = portName(vmId, attempt);
+    return { vm_id: vmId, owner: this.owner, group, port, ifname, mac, ipv4, ipv6, link_local: linkLocalOf(mac) };
+  }
+
+  /**
+   * Port first (once it is gone, no frame of the machine's passes; a veth's other end goes with
+   * it), the host's neighbour entries for it, then its rule elements, its group's chain if it was the group's last machine,
+   * and the lease. Parts already gone are skipped, so a release interrupted by a crash can run again.
+   */
+  private async release(lease: NetworkLease): Promise<void> {
+    if (existsSync(`/sys/class/net/${lease.ifname}`)) await runCommand('ip', ['link', 'delete', lease.ifname]);
+    // The host's neighbour entries for the machine sit on the bridge, not the port: they would outlive it.
+    const neighbours = [lease.ipv4, lease.ipv6, lease.link_local].map((address) => `neigh flush to ${address} dev ${this.plan.bridge}`);
+    await runCommandWithInput('ip', ['-batch', '-'], `${neighbours.join('\n')}\n`).catch(() => undefined); // no bridge, no entries
+
+    const deletions = this.rules.elements(lease).map((element) => `delete element ${element}`);
+    await this.nft(`${deletions.join('\n')}\n`).catch(async () => {
+      // Some were gone already (a release that crashed half-way): one at a time, the rest.
+      for (const deletion of deletions) await this.nft(`${deletion}\n`).catch(() => undefined);
+    });
+    const others = (await this.leases.all()).filter((other) => other.vm_id !== lease.vm_id && other.group === lease.group);
+    if (others.length === 0) await this.nft(this.rules.groupRemovalScript(lease.group)).catch(() => undefined);
+    await this.leases.remove(lease.vm_id);
+  }
+
+  private async groupChains(): Promise<string[]> {
+    const listing = JSON.parse(await runCommand('nft', ['-json', 'list', 'chains', 'inet'])) as { nftables: { chain?: { table: string; name: string } }[] };
+    return listing.nftables
+      .map((entry) => entry.chain)
+      .filter((chain) => chain?.table === this.rules.table && chain.name.startsWith('group_'))
+      .map((chain) => chain!.name);
+  }
+
+  private nft(script: string): Promise<string> {
+    return runCommandWithInput('nft', ['-f', '-'], script);
+  }
+
+  private async locked<T>(work: () => Promise<T>): Promise<T> {
+    await mkdir(NETWORK_REGISTRY_DIR, { recursive: true, mode: 0o700 });
+    return withHostLock(join(NETWORK_REGISTRY_DIR, '.lock'), work);
+  }
+}
+
+/** Every lease of every bridge on the host (interface and namespace names are host-wide). */
+async function leasesOfEveryBridge(): Promise<NetworkLease[]> {
+  const bridges = await readdir(NETWORK_REGISTRY_DIR, { withFileTypes: true }).catch(() => []);
+  const leases = await Promise.all(
+    bridges.filter((entry) => entry.isDirectory()).map((entry) => new NetworkLeases(join(NETWORK_REGISTRY_DIR, entry.name, 'leases')).all()),
+  );
+  return leases.flat();
+}
+
+function portName(vmId: string, attempt: number): string {
+  return PORT_PREFIX + createHash('sha256').update(`${vmId}/${attempt}`).digest('hex').slice(0, 11);
+}
+
+/** What makes this host's unique local prefix its own: systemd's machine id, else the hostname. */
+function hostMachineId(): string {
+  try {
+    const id = readFileSync('/etc/machine-id', 'utf8').trim();
+    if (id) return id;
+  } catch {
+    // no machine id (a minimal container): the hostname will do
+  }
+  return hostname();
+}
