@@ -67,10 +67,10 @@ describeAsRoot('VM networks on the sandbox driver (HTTP, ssh)', () => {
     expect((await inVm(arbor, vmA, 'ip -6 -o addr show dev eth0 scope global')).stdout).toContain(`${ip}/128`);
 
     const key = await sshKeyFile(arbor, vmA, keys);
-    expect(ssh(ip, key, 'hostname; id -un')).toBe(`${vmA}\nroot`);
+    expect(await ssh(ip, key, 'hostname; id -un')).toBe(`${vmA}\nroot`);
     // Another VM's key is not this one's.
     const otherKey = await sshKeyFile(arbor, vmA2, keys);
-    expect(() => ssh(ip, otherKey, 'true')).toThrow(/Permission denied/);
+    await expect(ssh(ip, otherKey, 'true')).rejects.toThrow(/Permission denied/);
   }, 120_000);
 
   it("cannot reach the host: its loopback, the API's port, any port on any host address", async () => {
@@ -126,9 +126,9 @@ describeAsRoot('VM networks on the sandbox driver (HTTP, ssh)', () => {
     expect((await arbor.request('GET', `/api/v1/vm/${child}/status`)).json.state).toBe('running');
     const [parentIp, childIp] = [await ipOf(vmA), await ipOf(child)];
     expect(childIp).not.toBe(parentIp);
-    expect(hostKeyOf(childIp)).not.toBe(hostKeyOf(parentIp));
-    expect(ssh(childIp, await sshKeyFile(arbor, child, keys), 'hostname')).toBe(child);
-    expect(ssh(parentIp, await sshKeyFile(arbor, vmA, keys), 'hostname')).toBe(vmA);
+    expect(await hostKeyOf(childIp)).not.toBe(await hostKeyOf(parentIp));
+    expect(await ssh(childIp, await sshKeyFile(arbor, child, keys), 'hostname')).toBe(child);
+    expect(await ssh(parentIp, await sshKeyFile(arbor, vmA, keys), 'hostname')).toBe(vmA);
     expect((await arbor.request('DELETE', `/api/v1/vm/${child}`)).status).toBe(200);
   }, 180_000);
 

@@ -1,8 +1,9 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { TestArbor } from './arbor-harness';
 
 /**
@@ -12,6 +13,7 @@ import type { TestArbor } from './arbor-harness';
  * veth pair, standing for the internet this host has none of.
  */
 
+const execFileAsync = promisify(execFile);
 const sh = (command: string) => execFileSync('sh', ['-c', command], { encoding: 'utf8' });
 
 /** The registry the network keeps of each machine's hold on the default bridge (see network-leases.ts). */
@@ -64,20 +66,22 @@ export async function sshKeyFile(arbor: TestArbor, vm: string, dir: string, key?
   return file;
 }
 
-/** Runs a command over SSH as root at `address` (Debian's openssh-client), pinning `knownHosts` if given. */
-export function ssh(address: string, keyFile: string, command: string): string {
-  return execFileSync(
-    'ssh',
-    ['-i', keyFile, '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', '-o', 'ConnectTimeout=20', `root@${address}`, command],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-  ).trim();
+/**
+ * Runs a command over SSH as root at `address` (Debian's openssh-client). Asynchronous: the api
+ * under test shares this process, and an event loop blocked for seconds would make it drop the
+ * client's kept-alive connections.
+ */
+export async function ssh(address: string, keyFile: string, command: string): Promise<string> {
+  const options = ['-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', '-o', 'ConnectTimeout=20'];
+  const { stdout } = await execFileAsync('ssh', ['-i', keyFile, ...options, `root@${address}`, command], { encoding: 'utf8' });
+  return stdout.trim();
 }
 
 /** The Ed25519 host key the SSH server at `address` presents. */
-export function hostKeyOf(address: string): string {
-  const line = sh(`ssh-keyscan -T 10 -t ed25519 ${address} 2>/dev/null`).trim();
-  const key = line.split(/\s+/).slice(1, 3).join(' ');
-  if (!key.startsWith('ssh-ed25519 ')) throw new Error(`no host key from ${address}: ${JSON.stringify(line)}`);
+export async function hostKeyOf(address: string): Promise<string> {
+  const { stdout } = await execFileAsync('ssh-keyscan', ['-T', '10', '-t', 'ed25519', address], { encoding: 'utf8' });
+  const key = stdout.trim().split(/\s+/).slice(1, 3).join(' ');
+  if (!key.startsWith('ssh-ed25519 ')) throw new Error(`no host key from ${address}: ${JSON.stringify(stdout)}`);
   return key;
 }
 
