@@ -23,7 +23,7 @@ async function perCall(rounds: number, work: () => Promise<unknown> | unknown): 
  */
 export async function benchInstrumentation(): Promise<void> {
   const driver = new InMemoryDriver();
-  await driver.create({ vm_id: 'bench', vcpu_count: 1, mem_size_mib: 128, fs_size_mib: 256, image_name: 'default', env: {}, identity: { hostname: 'bench', ssh_authorized_key: null } });
+  await driver.create({ vm_id: 'bench', vcpu_count: 1, mem_size_mib: 128, fs_size_mib: 256, image_name: 'default', env: {}, identity: { hostname: 'bench', ssh_authorized_key: null }, network_group: 'bench' });
   const measured = instrumentDriver(driver);
   const bareStatus = await perCall(50_000, () => driver.status('bench'));
   const measuredStatus = await perCall(50_000, () => measured.status('bench'));
