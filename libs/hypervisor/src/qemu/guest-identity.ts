@@ -8,9 +8,11 @@ import { runInGuestOrFail } from './guest-command';
  * Makes the guest this machine: its network (MAC and addresses, when it has a NIC), hostname, a
  * new machine-id, a new SSH host key, root's authorized key and /etc/environment. Run after the
  * first boot and after every restore, so machines started from one snapshot never share an
- * identity or an address. sshd reloads (SIGHUP re-executes it) and the script waits until it
- * serves the new host key: a restored machine's sshd was the source's, with the source's key,
- * and at a first boot it waits, restarting, for a key to exist.
+ * identity or an address. sshd is stopped, its supervisor (guest-ssh.ts) starts it again with
+ * the new host key, and the script waits until the new one has written its pid file, which sshd
+ * does once it listens: a restored machine's sshd was the source's, with the source's key, and at
+ * a first boot sshd keeps failing until a key exists. (Not an ssh-keyscan: a key exchange in an
+ * emulated guest on a loaded host can take longer than any sensible per-try timeout.)
  *
  * First the kernel's random number generator: a machine restored from memory starts with the
  * snapshot's generator state, exactly like every sibling restored from it, and the kernel reseeds
@@ -37,12 +39,11 @@ if [ -n "$authorized_key" ]; then
 else
   rm -f /root/.ssh/authorized_keys
 fi
-host_key=$(cut -d' ' -f2 /etc/ssh/ssh_host_ed25519_key.pub)
-[ -s /run/sshd.pid ] && kill -HUP "$(cat /run/sshd.pid)" 2>/dev/null
-tries=0
-until ssh-keyscan -T 2 -t ed25519 127.0.0.1 2>/dev/null | grep -qF "$host_key"; do
-  tries=$((tries + 1))
-  [ "$tries" -le 600 ] || { echo "sshd does not serve the new host key: $(tail -n 3 /var/log/sshd.log 2>/dev/null)" >&2; exit 1; }
+old_sshd=$(cat /run/sshd.pid 2>/dev/null)
+[ -n "$old_sshd" ] && kill "$old_sshd" 2>/dev/null
+end=$(( $(date +%s) + 120 ))
+until sshd=$(cat /run/sshd.pid 2>/dev/null) && [ -n "$sshd" ] && [ "$sshd" != "$old_sshd" ] && kill -0 "$sshd" 2>/dev/null; do
+  [ "$(date +%s)" -lt "$end" ] || { echo "sshd did not start again with the new host key: $(tail -n 3 /var/log/sshd.log 2>/dev/null)" >&2; exit 1; }
   sleep 0.1
 done`;
 
