@@ -60,7 +60,7 @@ describe('vm-worker: VMs from a commit hold it on the commit stream', () => {
     await bed.start(driver);
     await bed.settle();
 
-    expect(await bed.types(Vm.stream(viaRepository))).toEqual(['VmCreationRequested', 'VmBooted']);
+    expect(await bed.types(Vm.stream(viaRepository))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted']);
     expect(await bed.types(Vm.stream(direct))).toEqual(['VmCreationRequested', 'VmBootFailed', 'VmDeleted']);
     expect(driver.calls.filter((call) => call.startsWith('start'))).toEqual([`start ${viaRepository}`]);
     await bed.vm(viaRepository, { type: 'RequestVmDeletion' });
