@@ -120,7 +120,7 @@ async function writeRealisticLog(target: number, aggregates: AggregateRepository
       }, context());
       await aggregates.handle(Exec, exec_id, { type: 'RecordExecStarted', now: now() }, context());
       const chunks = [{ stream: 'stdout' as const, data: Buffer.from(`step ${e} of session ${session}: ok\n`.repeat(4)) }, { stream: 'stderr' as const, data: Buffer.from('warning: cache cold\n') }];
-      await aggregates.handle(Exec, exec_id, { type: 'RecordExecOutput', chunks, now: now() }, context());
+      await aggregates.handle(Exec, exec_id, { type: 'RecordExecOutput', chunks, limit_bytes: 1 << 20, now: now() }, context());
       await aggregates.handle(Exec, exec_id, { type: 'RecordExecExited', exit_code: 0, now: now() }, context());
     }
     await aggregates.handle(Vm, vm_id, { type: 'RequestVmStateChange', target: 'Paused' }, context());

@@ -41,7 +41,15 @@ export async function startEmbedded(
   await driver.sweep(); // what no machine holds any more goes before the worker adopts what it finds
   const projector = new Projector(infra.eventStore, infra.readModels, ALL_PROJECTIONS, log);
   await projector.start();
-  const worker = new VmWorker(infra.eventStore, driver, { stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`), workerId: config.workerId, resyncIntervalMs: config.resyncIntervalMs, secrets: infra.secrets.events, log });
+  const worker = new VmWorker(infra.eventStore, driver, {
+    stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`),
+    workerId: config.workerId,
+    resyncIntervalMs: config.resyncIntervalMs,
+    secrets: infra.secrets.events,
+    log,
+    resources: config.resources,
+    dataDir: config.dataDir,
+  });
   await worker.start();
   const webhooks = await openWebhookDeliverer(infra.eventStore, config, log);
   await webhooks.start();

@@ -5,14 +5,20 @@ export interface ExecOutputBatcherOptions {
   windowMs: number;
   /** A batch is sent early once it holds this much; no chunk sent is larger. */
   maxChunkBytes: number;
+  /** One batch (one append) holds at most this much, so no append grows past what a store takes. */
+  maxBatchBytes: number;
+  /** While this much waits to be sent, push() asks the producer to wait (backpressure). */
+  highWaterBytes: number;
 }
 
-export const DEFAULT_BATCHING: ExecOutputBatcherOptions = { windowMs: 20, maxChunkBytes: 64 * 1024 };
+export const DEFAULT_BATCHING: ExecOutputBatcherOptions = { windowMs: 20, maxChunkBytes: 64 * 1024, maxBatchBytes: 512 * 1024, highWaterBytes: 1024 * 1024 };
 
 /**
  * Groups a command's output chunks into batches, so a chatty command does not become one event per
  * write, while the first output still goes out at once. One batch is sent at a time, in order;
- * adjacent chunks of the same stream are merged (up to maxChunkBytes each).
+ * adjacent chunks of the same stream are merged (up to maxChunkBytes each). A producer faster than
+ * the log is held back: push() returns a promise while too much waits, so what the worker holds
+ * per exec stays bounded whatever the command prints.
  */
 export class ExecOutputBatcher {
   private pending: ExecChunk[] = [];
@@ -22,17 +28,21 @@ export class ExecOutputBatcher {
   private lastSentAt = 0;
   private failure: unknown = null;
   private closing = false;
+  private waiters: (() => void)[] = [];
 
   constructor(
     private readonly send: (chunks: ExecChunk[]) => Promise<unknown>,
     private readonly options: ExecOutputBatcherOptions = DEFAULT_BATCHING,
   ) {}
 
-  push(chunk: ExecChunk): void {
+  /** Takes a chunk; returns a promise to wait for before the next one while too much is pending. */
+  push(chunk: ExecChunk): Promise<void> | undefined {
     for (let offset = 0; offset < chunk.data.length; offset += this.options.maxChunkBytes) {
       this.add(chunk.stream, chunk.data.subarray(offset, offset + this.options.maxChunkBytes));
     }
     this.schedule();
+    if (this.pendingBytes < this.options.highWaterBytes || this.failure) return undefined;
+    return new Promise((resolve) => this.waiters.push(resolve));
   }
 
   /** Sends what is left and resolves when every batch is out; rejects if one could not be sent. */
@@ -44,6 +54,7 @@ export class ExecOutputBatcher {
       if (this.sending) await this.sending;
       else this.sendPending();
     }
+    this.release();
     if (this.failure) throw this.failure;
   }
 
@@ -70,9 +81,15 @@ export class ExecOutputBatcher {
 
   private sendPending(): void {
     if (this.sending || !this.pending.length) return;
-    const batch = this.pending;
-    this.pending = [];
-    this.pendingBytes = 0;
+    let count = 0;
+    let bytes = 0;
+    while (count < this.pending.length && (count === 0 || bytes + this.pending[count].data.length <= this.options.maxBatchBytes)) {
+      bytes += this.pending[count].data.length;
+      count++;
+    }
+    const batch = this.pending.splice(0, count);
+    this.pendingBytes -= bytes;
+    this.releaseIfBelowHighWater();
     this.lastSentAt = Date.now();
     this.sending = this.send(batch)
       .then(
@@ -83,7 +100,19 @@ export class ExecOutputBatcher {
       )
       .finally(() => {
         this.sending = null;
+        this.releaseIfBelowHighWater();
         this.schedule();
       });
+  }
+
+  private releaseIfBelowHighWater(): void {
+    if (this.pendingBytes < this.options.highWaterBytes || this.failure) this.release();
+  }
+
+  /** Lets waiting producers go on. */
+  private release(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    waiters.forEach((resume) => resume());
   }
 }

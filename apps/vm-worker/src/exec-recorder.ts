@@ -5,7 +5,7 @@ import { WrongExpectedVersionError, type RecordedEvent } from '@arbor/event-stor
 const MAX_ATTEMPTS = 5;
 
 /**
- * Appends the worker's outcomes to one exec stream through the exec decider. It keeps the folded
+ * Appends the worker's outcomes to one exec stream (`exec-<key>`) through the exec decider. It keeps the folded
  * state and revision between appends (a chatty command appends many batches; re-reading the whole
  * stream each time would be quadratic) and re-reads only when someone else appended meanwhile.
  * Outcomes carry the request's correlation id, the ExecRequested event as causation, and its org.
@@ -13,16 +13,16 @@ const MAX_ATTEMPTS = 5;
 export class ExecRecorder {
   private constructor(
     private readonly aggregates: AggregateRepository,
-    readonly exec_id: string,
+    readonly key: string,
     private readonly intent: RecordedEvent,
     private current: ExecState,
     private revision: number,
   ) {}
 
   /** The exec as the log tells it, or null when there is no such exec. */
-  static async load(aggregates: AggregateRepository, exec_id: string): Promise<ExecRecorder | null> {
-    const { state, revision, recorded } = await aggregates.load(Exec, exec_id);
-    return recorded.length ? new ExecRecorder(aggregates, exec_id, recorded[0], state, revision) : null;
+  static async load(aggregates: AggregateRepository, key: string): Promise<ExecRecorder | null> {
+    const { state, revision, recorded } = await aggregates.load(Exec, key);
+    return recorded.length ? new ExecRecorder(aggregates, key, recorded[0], state, revision) : null;
   }
 
   get state(): ExecState {
@@ -37,13 +37,13 @@ export class ExecRecorder {
       // Keyed by what came before, so a retried append carries the same event ids.
       const context = causedBy(this.intent, command.type, String(this.revision));
       try {
-        const result = await this.aggregates.append(Exec.stream(this.exec_id), decided, context, this.revision);
+        const result = await this.aggregates.append(Exec.stream(this.key), decided, context, this.revision);
         this.current = fold(Exec.decider, decided, this.current);
         this.revision = result.next_expected_revision;
         return decided;
       } catch (error) {
         if (!(error instanceof WrongExpectedVersionError) || attempt >= MAX_ATTEMPTS) throw error;
-        ({ state: this.current, revision: this.revision } = await this.aggregates.load(Exec, this.exec_id));
+        ({ state: this.current, revision: this.revision } = await this.aggregates.load(Exec, this.key));
       }
     }
   }

@@ -1,6 +1,6 @@
 import { isSealed, type AggregateRepository } from '@arbor/application';
 import { Exec, isExecFinished, Vm, type ExecRequested } from '@arbor/domain';
-import type { ExecResult, HypervisorDriver } from '@arbor/hypervisor';
+import type { ExecChunk, ExecResult, HypervisorDriver } from '@arbor/hypervisor';
 import { type Log, silentLog } from '@arbor/observability';
 import { DEFAULT_BATCHING, ExecOutputBatcher, type ExecOutputBatcherOptions } from './exec-output-batcher';
 import { ExecRecorder } from './exec-recorder';
@@ -8,9 +8,9 @@ import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
 
 /**
- * Execs running in this process, by id. Process-wide on purpose: a worker stopped and started
- * again in the same process (embedded restarts, tests) must find its predecessor's execs still
- * running, not report them lost.
+ * Execs running in this process, by stream key. Process-wide on purpose: a worker stopped and
+ * started again in the same process (embedded restarts, tests) must find its predecessor's execs
+ * still running, not report them lost.
  */
 const runningHere = new Map<string, Promise<void>>();
 
@@ -19,20 +19,29 @@ export async function execsRunningHereSettled(): Promise<void> {
   while (runningHere.size) await Promise.allSettled([...runningHere.values()]);
 }
 
-export const OUTCOME_UNKNOWN = 'the worker restarted while the command ran; its outcome is unknown';
+export const EXEC_LOST_REASON = 'the worker restarted while the command ran: it was not run again, and its exit is unknown';
+
+/** The default output cap (ARBOR_EXEC_OUTPUT_MAX_BYTES). */
+export const DEFAULT_EXEC_OUTPUT_MAX_BYTES = 32 * 1024 * 1024;
 
 export interface ExecRunnerOptions {
   batching?: ExecOutputBatcherOptions;
   /** How long an exec waits for its VM to finish booting. */
   bootWaitMs?: number;
+  /** The most output one exec records; past it the command is stopped. */
+  outputMaxBytes?: number;
 }
 
 /**
- * Runs the command of an `exec-<id>` stream on the driver and records its output and exit as
+ * Runs the command of an `exec-<key>` stream on the driver and records its output and exit as
  * events. The command runs in the background, so react() returns at once (true while it runs)
  * and other streams are not held up. At most once: ExecStarted is appended, with the exact
  * revision, before the driver call; an exec found started but not running in this process was
- * cut off by a restart and is reported failed, never run a second time.
+ * cut off by a restart and is recorded lost, never run a second time.
+ *
+ * The output is the guest's, so it is bounded: the driver reads no faster than the log takes it
+ * (the batcher's backpressure), and past `outputMaxBytes` the command is stopped (the decider
+ * keeps exactly that much and says so: ExecOutputLimitReached).
  */
 export class ExecRunner implements StreamReactor {
   readonly aggregate = Exec;
@@ -45,21 +54,21 @@ export class ExecRunner implements StreamReactor {
     private readonly options: ExecRunnerOptions = {},
   ) {}
 
-  async react(exec_id: string): Promise<boolean> {
-    if (runningHere.has(exec_id)) return true;
-    const exec = await ExecRecorder.load(this.aggregates, exec_id);
-    if (!exec || isExecFinished(exec.state) || runningHere.has(exec_id)) return runningHere.has(exec_id);
+  async react(key: string): Promise<boolean> {
+    if (runningHere.has(key)) return true;
+    const exec = await ExecRecorder.load(this.aggregates, key);
+    if (!exec || isExecFinished(exec.state) || runningHere.has(key)) return runningHere.has(key);
     // Another host's VM: its worker runs the command (and reports one cut off by its restart).
     if (await this.placements.elsewhere(exec.state.request!.vm_id)) return false;
     if (exec.state.status === 'started') {
-      this.log.warn(`worker: exec ${exec_id} was cut off by a restart`);
-      await exec.record({ type: 'RecordExecFailed', reason: OUTCOME_UNKNOWN, now: new Date().toISOString() });
+      this.log.warn(`worker: exec ${key} was cut off by a restart`);
+      await exec.record({ type: 'RecordExecLost', reason: EXEC_LOST_REASON, now: new Date().toISOString() });
       return false;
     }
     const run = this.run(exec, exec.state.request!)
-      .catch((error) => this.log.warn(`worker: exec ${exec_id} stopped: ${(error as Error).message}`))
-      .finally(() => runningHere.delete(exec_id));
-    runningHere.set(exec_id, run);
+      .catch((error) => this.log.warn(`worker: exec ${key} stopped: ${(error as Error).message}`))
+      .finally(() => runningHere.delete(key));
+    runningHere.set(key, run);
     return true;
   }
 
@@ -75,20 +84,23 @@ export class ExecRunner implements StreamReactor {
     // Another worker of this process got there first: it runs the command, not us.
     if (!(await exec.record({ type: 'RecordExecStarted', now: now() })).length) return;
 
-    const batcher = new ExecOutputBatcher((chunks) => exec.record({ type: 'RecordExecOutput', chunks, now: now() }), this.options.batching ?? DEFAULT_BATCHING);
+    const limit_bytes = this.options.outputMaxBytes ?? DEFAULT_EXEC_OUTPUT_MAX_BYTES;
+    const batcher = new ExecOutputBatcher((chunks) => exec.record({ type: 'RecordExecOutput', chunks, limit_bytes, now: now() }), this.options.batching ?? DEFAULT_BATCHING);
+    const stop = new AbortController();
+    let received = 0;
+    // One byte past the limit reaches the decider (it then records the limit's note); the rest is dropped here.
+    const onChunk = (chunk: ExecChunk) => {
+      if (received > limit_bytes) return undefined;
+      const data = chunk.data.subarray(0, limit_bytes + 1 - received);
+      received += data.length;
+      const wait = batcher.push({ stream: chunk.stream, data });
+      if (received > limit_bytes) stop.abort();
+      return wait;
+    };
     let result: ExecResult;
     try {
-      result = await this.driver.exec(
-        request.vm_id,
-        {
-          argv: request.command,
-          env: request.env ?? undefined,
-          working_dir: request.working_dir ?? undefined,
-          stdin: request.stdin ?? undefined,
-          timeout_secs: request.timeout_secs,
-        },
-        (chunk) => batcher.push(chunk),
-      );
+      const spec = { argv: request.command, env: request.env ?? undefined, working_dir: request.working_dir ?? undefined, stdin: request.stdin ?? undefined, timeout_secs: request.timeout_secs, signal: stop.signal };
+      result = await this.driver.exec(request.vm_id, spec, onChunk);
     } catch (error) {
       await batcher.close();
       await exec.record({ type: 'RecordExecFailed', reason: (error as Error).message, now: now() });

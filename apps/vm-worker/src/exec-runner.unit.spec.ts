@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Exec, type ExecOutput } from '@arbor/domain';
-import { type ExecChunk, type ExecResult, type ExecSpec, InMemoryDriver } from '@arbor/hypervisor';
-import { execsRunningHereSettled, OUTCOME_UNKNOWN } from './exec-runner';
+import { Exec, EXEC_OUTPUT_LIMIT_EXIT_CODE, execKey, execOutputLimitNote, type ExecOutput } from '@arbor/domain';
+import { type ExecChunkHandler, type ExecResult, type ExecSpec, InMemoryDriver } from '@arbor/hypervisor';
+import { loadResourceSettings } from '@arbor/application';
+import { EXEC_LOST_REASON, execsRunningHereSettled } from './exec-runner';
 import { WorkerTestBed } from './testing/worker-test-bed';
 
 /** The in-memory driver, but its exec writes many small chunks over time, like a chatty command. */
 class ChattyDriver extends InMemoryDriver {
-  override async exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
+  override async exec(vm_id: string, spec: ExecSpec, onChunk: ExecChunkHandler): Promise<ExecResult> {
+    if (spec.argv[0] === 'endless') return this.endless(vm_id, spec, onChunk);
     if (spec.argv[0] !== 'chatty') return super.exec(vm_id, spec, onChunk);
     this.calls.push(`exec ${vm_id}`);
     for (let i = 0; i < 200; i++) {
@@ -14,6 +16,18 @@ class ChattyDriver extends InMemoryDriver {
       if (i % 10 === 0) await new Promise((r) => setTimeout(r, 2));
     }
     return { exit_code: 3 };
+  }
+
+  /** `yes` at full speed: waits only when asked to (backpressure), stops only when aborted. */
+  private async endless(vm_id: string, spec: ExecSpec, onChunk: ExecChunkHandler): Promise<ExecResult> {
+    this.calls.push(`exec ${vm_id}`);
+    const block = Buffer.alloc(16 * 1024, 'y');
+    while (!spec.signal?.aborted) {
+      const wait = onChunk({ stream: 'stdout', data: block });
+      if (wait) await wait;
+      else await new Promise((r) => setImmediate(r));
+    }
+    return { exit_code: 137 };
   }
 }
 
@@ -37,7 +51,7 @@ describe('exec runner (worker, in-memory driver)', () => {
     await bed.settle();
     return vm_id;
   };
-  const execEvents = (exec_id: string) => bed.store.readStream(Exec.stream(exec_id));
+  const execEvents = (exec_id: string) => bed.store.readStream(Exec.stream(execKey('org-1', exec_id)));
   const execCalls = () => driver.calls.filter((call) => call.startsWith('exec '));
 
   it('runs the command once and records start, output and exit, caused by the request', async () => {
@@ -70,7 +84,7 @@ describe('exec runner (worker, in-memory driver)', () => {
     expect(await bed.store.headPosition()).toBe(head);
   });
 
-  it('an exec cut off by a restart (started, no exit) is reported failed, never run again', async () => {
+  it('an exec cut off by a restart (started, no exit) is recorded lost, never run again', async () => {
     const vm = await (async () => {
       await bed.start(driver);
       return runningVm();
@@ -80,13 +94,13 @@ describe('exec runner (worker, in-memory driver)', () => {
     const exec = randomUUID();
     await bed.requestExec(exec, vm, ['sleep', '100']);
     await bed.exec(exec, { type: 'RecordExecStarted', now: new Date().toISOString() });
-    await bed.exec(exec, { type: 'RecordExecOutput', chunks: [{ stream: 'stdout', data: Buffer.from('partial') }], now: new Date().toISOString() });
+    await bed.exec(exec, { type: 'RecordExecOutput', chunks: [{ stream: 'stdout', data: Buffer.from('partial') }], limit_bytes: 1 << 20, now: new Date().toISOString() });
     driver.calls.length = 0;
     await bed.start(driver);
     await bed.settle();
     const events = await execEvents(exec);
-    expect(events.map((e) => e.type)).toEqual(['ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecFailed']);
-    expect(events[3].data).toMatchObject({ cursor: 2, reason: OUTCOME_UNKNOWN });
+    expect(events.map((e) => e.type)).toEqual(['ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecLost']);
+    expect(events[3].data).toMatchObject({ cursor: 2, reason: EXEC_LOST_REASON });
     expect(execCalls()).toEqual([]);
   });
 
@@ -129,5 +143,25 @@ describe('exec runner (worker, in-memory driver)', () => {
     expect(text('stdout')).toBe(expected('stdout'));
     expect(text('stderr')).toBe(expected('stderr'));
     expect(events[events.length - 1].data).toMatchObject({ exit_code: 3, cursor: outputs.length + 1 });
+  });
+
+  it('stops a command past the output limit: keeps exactly the limit, says so, exits 137; the driver never ran ahead', async () => {
+    const limit = 1024 * 1024;
+    await bed.start(driver, 'worker-1', { resources: { ...loadResourceSettings({}), execOutputMaxBytes: limit } });
+    const vm = await runningVm();
+    const exec = randomUUID();
+    await bed.requestExec(exec, vm, ['endless']);
+    await bed.settle();
+    const events = await execEvents(exec);
+    const types = events.map((e) => e.type);
+    expect(types.slice(-3)).toEqual(['ExecOutputLimitReached', 'ExecOutput', 'ExecExited']);
+    const outputs = events.filter((e) => e.type === 'ExecOutput').map((e) => e.data as ExecOutput['data']);
+    const bytes = outputs.slice(0, -1).reduce((sum, o) => sum + Buffer.byteLength(o.data_b64, 'base64'), 0);
+    expect(bytes).toBe(limit);
+    expect(Buffer.from(outputs[outputs.length - 1].data_b64, 'base64').toString()).toBe(execOutputLimitNote(limit));
+    expect(outputs[outputs.length - 1].stream).toBe('stderr');
+    expect(Math.max(...outputs.map((o) => Buffer.byteLength(o.data_b64, 'base64')))).toBeLessThanOrEqual(64 * 1024);
+    expect(events[events.length - 1].data).toMatchObject({ exit_code: EXEC_OUTPUT_LIMIT_EXIT_CODE });
+    expect(events.find((e) => e.type === 'ExecOutputLimitReached')!.data).toMatchObject({ limit_bytes: limit });
   });
 });

@@ -24,6 +24,8 @@ runArborProcess('worker', async (config, log) => {
     resyncIntervalMs: config.resyncIntervalMs,
     secrets: secrets.events,
     log,
+    resources: config.resources,
+    dataDir: config.dataDir,
   });
   await worker.start();
   return async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Exec, Vm } from '@arbor/domain';
+import { Exec, execKey, Vm } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { WorkerTestBed } from './testing/worker-test-bed';
 
@@ -110,7 +110,7 @@ describe('vm-worker placement across two hosts', () => {
     const exec = randomUUID();
     await bed.requestExec(exec, vm, ['echo', 'hi']);
     await bed.settle();
-    expect(await bed.types(Exec.stream(exec))).toEqual(['ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecExited']);
+    expect(await bed.types(Exec.stream(execKey('org-1', exec)))).toEqual(['ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecExited']);
     await bed.vm(vm, { type: 'RequestVmStateChange', target: 'Paused' });
     await bed.settle();
     await bed.vm(vm, { type: 'RequestVmDeletion' });

@@ -1,4 +1,4 @@
-import type { AggregateRepository } from '@arbor/application';
+import { DataDiskFloor, OrgQuotas, type AggregateRepository, type ResourceSettings } from '@arbor/application';
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import type { Log } from '@arbor/observability';
 import { CommitReactor } from './commit-reactor';
@@ -9,12 +9,20 @@ import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
 import { VmReconciler } from './vm-reconciler';
 
+/** What bounds the worker applies: the exec output cap, the data disk's floor (its data directory's disk). */
+export interface WorkerBounds {
+  resources: ResourceSettings;
+  dataDir: string;
+}
+
 /** Every reactor the worker runs, one per aggregate it acts on; VM work only for VMs placed here. */
-export function createReactors(aggregates: AggregateRepository, driver: HypervisorDriver, placements: VmPlacements, log: Log): StreamReactor[] {
+export function createReactors(aggregates: AggregateRepository, driver: HypervisorDriver, placements: VmPlacements, log: Log, bounds: WorkerBounds): StreamReactor[] {
+  const quotas = new OrgQuotas(aggregates, bounds.resources.limits);
+  const disk = new DataDiskFloor(bounds.dataDir, bounds.resources.dataDiskFloorMib);
   return [
-    new VmReconciler(aggregates, driver, placements, log),
-    new CommitReactor(aggregates, driver, log),
-    new ExecRunner(aggregates, driver, placements, log),
+    new VmReconciler(aggregates, driver, placements, log, { quotas, disk }),
+    new CommitReactor(aggregates, driver, log, quotas),
+    new ExecRunner(aggregates, driver, placements, log, { outputMaxBytes: bounds.resources.execOutputMaxBytes }),
     new GuestFileReactor(aggregates, driver, placements, log),
     new ForkSaga(aggregates, log),
   ];

@@ -1,11 +1,17 @@
-import { causedBy, withoutSealedValues, type AggregateRepository, type CommandContext } from '@arbor/application';
+import { causedBy, withoutSealedValues, type AggregateRepository, type CommandContext, type DataDiskFloor, type OrgQuotas } from '@arbor/application';
 import { Commit, deterministicUuid, DomainError, Vm, type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import type { HypervisorDriver, MachineAddresses, MachineInfo, MachineState } from '@arbor/hypervisor';
-import { type Log, silentLog } from '@arbor/observability';
+import type { Log } from '@arbor/observability';
 import { replaceAuthorizedKey } from './authorized-key';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
+
+/** The bounds the reconciler keeps: the org's usage (released, commits measured) and the data disk's floor. */
+export interface ReconcilerBounds {
+  quotas: OrgQuotas;
+  disk: DataDiskFloor;
+}
 
 /**
  * Level-triggered reconciliation of one VM (Kubernetes-controller style): compare what the log
@@ -20,7 +26,8 @@ export class VmReconciler implements StreamReactor {
     private readonly aggregates: AggregateRepository,
     private readonly driver: HypervisorDriver,
     private readonly placements: VmPlacements,
-    private readonly log: Log = silentLog,
+    private readonly log: Log,
+    private readonly bounds: ReconcilerBounds,
   ) {}
 
   async discover(): Promise<string[]> {
@@ -97,6 +104,9 @@ export class VmReconciler implements StreamReactor {
       const refused = await this.useCommit(vm_id, state, intent);
       if (refused) return this.failBoot(vm_id, state, refused, intent);
     }
+    // Checked again here (the api did): the disk it would fill may be this host's, not the api's.
+    const shortfall = await this.bounds.disk.check();
+    if (shortfall) return this.failBoot(vm_id, state, shortfall.message, intent);
     const config = state.config!;
     const identity = { hostname: vm_id, ssh_authorized_key: state.ssh_public_key };
     // Values whose key was shredded meanwhile can never be read: the VM boots without them.
@@ -138,6 +148,7 @@ export class VmReconciler implements StreamReactor {
     this.log.warn(`worker: creating ${vm_id} failed: ${reason}`);
     await this.driver.destroy(vm_id).catch((error) => this.log.warn(`worker: cleaning up ${vm_id} failed: ${(error as Error).message}`));
     await this.releaseCommit(vm_id, state, intent);
+    await this.releaseShare(vm_id, state, intent);
     await this.record(vm_id, { type: 'RecordVmBootFailed', reason, now: new Date().toISOString() }, intent);
   }
 
@@ -152,6 +163,7 @@ export class VmReconciler implements StreamReactor {
         case 'commit':
           return await this.commit(vm_id, state, pending, intent);
         case 'resize':
+          await this.requireDiskAboveFloor();
           await this.driver.resizeDisk(vm_id, pending.fs_size_mib);
           return await this.record(vm_id, { type: 'RecordVmDiskResized' }, intent);
         case 'rekey':
@@ -165,6 +177,8 @@ export class VmReconciler implements StreamReactor {
       if (!wantPaused && machine === 'paused') await this.driver.resume(vm_id);
     } catch (error) {
       if (!pending) throw error;
+      // A commit that was not taken holds none of the org's commit storage.
+      if (pending.kind === 'commit') await this.bounds.quotas.releaseCommit(state.org_id!, pending.commit_id, this.outcomeContext(vm_id, 'ReleaseCommitStorage', intent, state.org_id));
       return this.record(vm_id, { type: 'RecordVmOperationFailed', operation: pending.kind, reason: (error as Error).message }, intent);
     }
     if (pending?.kind === 'pause') await this.record(vm_id, { type: 'RecordVmPaused' }, intent);
@@ -178,7 +192,11 @@ export class VmReconciler implements StreamReactor {
   private async commit(vm_id: string, state: VmState, pending: { commit_id: string; keep_paused: boolean }, intent: RecordedEvent | null) {
     const existing = await this.driver.getSnapshot(pending.commit_id);
     if (existing && existing.source_vm_id !== vm_id) throw new Error(`commit id ${pending.commit_id} is already used by another commit`);
+    if (!existing) await this.requireDiskAboveFloor();
     const snapshot = existing ?? (await this.driver.commit(vm_id, pending.commit_id, { keep_paused: pending.keep_paused }));
+    // What the commit takes on this host's disk counts against its org (it replaces the api's reservation).
+    const measured = this.outcomeContext(vm_id, 'MeasureCommitStorage', intent, state.org_id);
+    await this.bounds.quotas.measureCommit(state.org_id!, pending.commit_id, snapshot.size_bytes ?? 0, measured);
     const request = intent?.type === 'VmCommitRequested' ? (intent.data as VmCommitRequested['data']) : null;
     const context = this.outcomeContext(vm_id, 'RecordCommitCreated', intent, state.org_id);
     await this.aggregates.handle(
@@ -209,9 +227,22 @@ export class VmReconciler implements StreamReactor {
     } catch (error) {
       return this.record(vm_id, { type: 'RecordVmOperationFailed', operation: 'delete', reason: (error as Error).message }, intent);
     }
-    // Released before VmDeleted, so once a delete is answered the commit can be deleted too.
+    // Released before VmDeleted, so once a delete is answered the commit can be deleted too, and
+    // the org's quota has the VM's share back.
     await this.releaseCommit(vm_id, state, intent);
+    await this.releaseShare(vm_id, state, intent);
     await this.record(vm_id, { type: 'RecordVmDeleted', now: new Date().toISOString() }, intent);
+  }
+
+  /** The machine is gone: its share of the org's quotas is free again. */
+  private async releaseShare(vm_id: string, state: VmState, intent: RecordedEvent | null) {
+    await this.bounds.quotas.releaseVm(state.org_id!, vm_id, this.outcomeContext(vm_id, 'ReleaseVmResources', intent, state.org_id));
+  }
+
+  /** Refuses to make disks or snapshots while the data disk is below its floor (the reason says so). */
+  private async requireDiskAboveFloor() {
+    const shortfall = await this.bounds.disk.check();
+    if (shortfall) throw new Error(shortfall.message);
   }
 
   /**

@@ -1,4 +1,5 @@
-import { AggregateRepository, EventSecrets } from '@arbor/application';
+import { dirname } from 'node:path';
+import { AggregateRepository, EventSecrets, loadResourceSettings, type ResourceSettings } from '@arbor/application';
 import { aggregateOfStream, type AnyAggregate } from '@arbor/domain';
 import type { AllSubscription, EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
@@ -25,6 +26,10 @@ export interface VmWorkerOptions {
    */
   secrets?: EventSecrets;
   log?: Log;
+  /** Quotas, the exec output cap and the data disk's floor (default: the defaults of ARBOR_*). */
+  resources?: ResourceSettings;
+  /** Whose disk the floor is checked on (default: the state file's directory). */
+  dataDir?: string;
 }
 
 /**
@@ -63,7 +68,8 @@ export class VmWorker {
     this.driver = instrumentDriver(driver);
     this.workerId = options.workerId;
     const aggregates = new AggregateRepository(events, options.secrets ?? EventSecrets.NONE);
-    const reactors = createReactors(aggregates, this.driver, new VmPlacements(aggregates, this.workerId), this.log);
+    const bounds = { resources: options.resources ?? loadResourceSettings({}), dataDir: options.dataDir ?? dirname(options.stateFile) };
+    const reactors = createReactors(aggregates, this.driver, new VmPlacements(aggregates, this.workerId), this.log, bounds);
     this.reactors = new Map(reactors.map((reactor) => [reactor.aggregate, reactor]));
     this.stateFile = new WorkerStateFile(options.stateFile);
   }

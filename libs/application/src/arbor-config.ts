@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { loadLogSettings, loadMetricsSettings, type LogSettings, type MetricsSettings } from '@arbor/observability';
+import { loadResourceSettings, type ResourceSettings } from './resource-settings';
 import { positiveSetting } from './settings';
 import { loadShellAuthSettings, loadTrustProxy, type ShellAuthSettings } from './shell-auth-settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
@@ -41,6 +42,8 @@ export interface ArborConfig {
   keyUsageFlushMs: number;
   /** How VMs are networked on this host (the worker's drivers; see the README's configuration). */
   vmNetwork: VmNetworkSettings;
+  /** Quotas, per-VM maxima, the exec output cap and the data disk's free-space floor. */
+  resources: ResourceSettings;
 }
 
 /** Structurally the hypervisor's NetworkSettings (validated there, where the addresses are planned). */
@@ -77,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     trustProxy: loadTrustProxy(env),
     keyUsageFlushMs: positiveSetting(env, 'ARBOR_KEY_USAGE_FLUSH_MS', 60_000),
     vmNetwork: loadVmNetworkSettings(env),
+    resources: loadResourceSettings(env),
   };
 }
 

@@ -15,3 +15,12 @@ export function booleanSetting(env: NodeJS.ProcessEnv, name: string, fallback: b
   if (['false', '0', 'no'].includes(raw)) return false;
   throw new Error(`${name} must be true or false (got "${env[name]}")`);
 }
+
+/** A whole number, 0 allowed (a floor of 0 turns the check off). */
+export function wholeSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, 0 or more (got "${raw}")`);
+  return value;
+}

@@ -37,6 +37,8 @@ import { tagDecider } from './tag/tag.decider';
 import { TAG_EVENT_TYPES } from './tag/tag.events';
 import { userDecider } from './user/user.decider';
 import { USER_EVENT_TYPES } from './user/user.events';
+import { orgUsageDecider } from './usage/org-usage.decider';
+import { ORG_USAGE_EVENT_TYPES } from './usage/org-usage.events';
 import { vmDecider } from './vm/vm.decider';
 import { VM_EVENT_TYPES } from './vm/vm.events';
 import { vmOutcomes } from './vm/vm.outcomes';
@@ -87,6 +89,8 @@ export const GuestFile = defineAggregate({ name: 'GuestFile', category: 'guestfi
 export const Org = defineAggregate({ name: 'Org', category: 'org', decider: orgDecider, eventTypes: ORG_EVENT_TYPES });
 /** `orgname-<name>`: an org name's reservation (names are unique across the installation). */
 export const OrgName = defineAggregate({ name: 'OrgName', category: 'orgname', decider: orgNameDecider, eventTypes: ORG_NAME_EVENT_TYPES });
+/** `usage-<org id>`: what an org holds against its quotas (VMs' shares, commits' bytes), reserved race-free. */
+export const OrgUsage = defineAggregate({ name: 'OrgUsage', category: 'usage', decider: orgUsageDecider, eventTypes: ORG_USAGE_EVENT_TYPES });
 /** `apikey-<key id>`: a member's API key in an org (a hash of its secret); revocable. */
 export const ApiKey = defineAggregate({ name: 'ApiKey', category: 'apikey', decider: apiKeyDecider, eventTypes: API_KEY_EVENT_TYPES });
 /** `apikeyuse-<key id>-<hour>`: a key was used in that hour (its `last_used_at`, to the hour). */
@@ -143,6 +147,7 @@ export const AGGREGATES: readonly AnyAggregate[] = [
   GuestFile,
   Org,
   OrgName,
+  OrgUsage,
   ApiKey,
   ApiKeyUsage,
   User,

@@ -55,7 +55,21 @@ export interface ExecSpec {
   stdin?: string;
   /** 0 or absent: no timeout. On timeout the process is killed and the exit code is 124. */
   timeout_secs?: number;
+  /**
+   * Aborting stops the command and everything it started (killed), as a timeout does; exec then
+   * stops delivering output and resolves once the command is gone, with exit code 137 (killed).
+   */
+  signal?: AbortSignal;
 }
+
+/**
+ * Takes one chunk of a command's output. A returned promise asks the driver to read no more of
+ * the command's output until it settles (backpressure: the command's writes then block).
+ */
+export type ExecChunkHandler = (chunk: ExecChunk) => unknown;
+
+/** Whether what a handler returned asks to wait. */
+export const isPending = (value: unknown): value is PromiseLike<unknown> => typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 
 export interface ExecChunk {
   stream: 'stdout' | 'stderr';
@@ -118,9 +132,10 @@ export interface HypervisorDriver {
    * them across stdout and stderr: each write() is one chunk (see ordered-output.ts; a single
    * write() of more than 4 MiB fails in the process with ENOBUFS). It ends when the process exits:
    * output that processes it left running write later is not waited for. A paused or dead machine
-   * rejects at once with MachineStateError.
+   * rejects at once with MachineStateError. The output is the guest's and hostile: the driver
+   * bounds what it buffers of it (a record longer than a write can be fails the exec).
    */
-  exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult>;
+  exec(vm_id: string, spec: ExecSpec, onChunk: ExecChunkHandler): Promise<ExecResult>;
   /**
    * A whole guest file. GuestFileError when missing or not a regular file, and ('too_large') when
    * it holds more than options.max_bytes: then at most max_bytes + 1 bytes were read, so a sparse
@@ -183,6 +198,11 @@ export interface SnapshotInfo {
   mem_size_mib: number;
   fs_size_mib: number;
   created_at: string;
+  /**
+   * What the snapshot's own files take on the host's disk (allocated bytes, measured when it was
+   * taken; layers it sits on count for their own snapshots). Absent for snapshots from before.
+   */
+  size_bytes?: number;
 }
 
 export interface CommitOptions {

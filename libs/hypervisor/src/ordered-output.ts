@@ -1,4 +1,4 @@
-import type { ExecChunk } from './hypervisor-driver.port';
+import { isPending, type ExecChunk, type ExecChunkHandler } from './hypervisor-driver.port';
 
 /**
  * Runs a command in the guest the way both drivers' exec does: environment, working directory,
@@ -130,6 +130,14 @@ const HEADER = 5;
 const STREAMS: Record<number, ExecChunk['stream']> = { 0x6f: 'stdout', 0x65: 'stderr' };
 
 /**
+ * The longest record taken: the program receives at most 16 MiB at once (2 × its 8 MiB socket
+ * buffer; the kernel's datagrams are smaller still). The records come out of the guest, where a
+ * user may replace the program: a header announcing more is no record of it, and the exec fails
+ * rather than buffering towards a length the guest chose.
+ */
+export const MAX_RECORD_BYTES = 16 * 1024 * 1024;
+
+/**
  * Turns the program's records back into chunks; bytes may arrive split anywhere. Pieces are kept
  * as they came and joined once per record, so a large record read in many pieces is copied once.
  */
@@ -137,20 +145,28 @@ export class OrderedOutputDecoder {
   private pieces: Buffer[] = [];
   private size = 0;
 
-  constructor(private readonly onChunk: (chunk: ExecChunk) => void) {}
+  constructor(private readonly onChunk: ExecChunkHandler) {}
 
-  push(data: Buffer): void {
-    if (data.length === 0) return;
+  /**
+   * Decodes what came; resolves when every chunk handed on was taken (see ExecChunkHandler), or
+   * returns undefined when none asked to wait. Throws on bytes that are no record.
+   */
+  push(data: Buffer): Promise<void> | undefined {
+    if (data.length === 0) return undefined;
     this.pieces.push(data);
     this.size += data.length;
+    const waits: PromiseLike<unknown>[] = [];
     while (this.size >= HEADER) {
       const header = this.pieces[0].length >= HEADER ? this.pieces[0] : Buffer.concat(this.pieces, HEADER);
       const stream = STREAMS[header[0]];
       if (!stream) throw new Error(`exec output record with unknown stream tag 0x${header[0].toString(16)}`);
       const length = header.readUInt32BE(1);
-      if (this.size < HEADER + length) return;
-      this.onChunk({ stream, data: this.take(HEADER + length).subarray(HEADER) });
+      if (length > MAX_RECORD_BYTES) throw new Error(`exec output record of ${length} bytes announced, more than the ${MAX_RECORD_BYTES} a record may hold`);
+      if (this.size < HEADER + length) break;
+      const wait = this.onChunk({ stream, data: this.take(HEADER + length).subarray(HEADER) });
+      if (isPending(wait)) waits.push(wait);
     }
+    return waits.length ? Promise.all(waits).then(() => undefined) : undefined;
   }
 
   /** Bytes of a record that never completed (the program was killed half-way), if any. */
@@ -161,7 +177,7 @@ export class OrderedOutputDecoder {
   /** The output is over: a record cut off half-way is said on stderr rather than dropped silently. */
   end(): void {
     if (this.size === 0) return;
-    this.onChunk({ stream: 'stderr', data: Buffer.from(`arbor-exec: output cut off (${this.size} bytes of an unfinished record)\n`) });
+    void this.onChunk({ stream: 'stderr', data: Buffer.from(`arbor-exec: output cut off (${this.size} bytes of an unfinished record)\n`) });
     this.pieces = [];
     this.size = 0;
   }

@@ -154,4 +154,28 @@ describe('ordered output', () => {
     expect(said.map((c) => `${c.stream}:${c.data.toString()}`)).toEqual(['stderr:arbor-exec: output cut off (6 bytes of an unfinished record)\n']);
     expect(() => new OrderedOutputDecoder(() => undefined).push(Buffer.from('zzzzzz'))).toThrow(/unknown stream tag/);
   });
+
+  it('refuses a record longer than any the program writes, instead of buffering towards it', () => {
+    const decoder = new OrderedOutputDecoder(() => undefined);
+    const header = Buffer.alloc(5);
+    header[0] = 0x6f;
+    header.writeUInt32BE(0xffffffff, 1);
+    expect(() => decoder.push(header)).toThrow(/more than the 16777216 a record may hold/);
+  });
+
+  it('hands on what the consumer asks to wait for', async () => {
+    let release!: () => void;
+    const decoder = new OrderedOutputDecoder(() => new Promise<void>((r) => (release = r)));
+    const record = Buffer.concat([Buffer.from([0x6f, 0, 0, 0, 2]), Buffer.from('hi')]);
+    const wait = decoder.push(record);
+    expect(wait).toBeInstanceOf(Promise);
+    let done = false;
+    void wait!.then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(done).toBe(false);
+    release();
+    await wait;
+    expect(done).toBe(true);
+    expect(new OrderedOutputDecoder(() => undefined).push(record)).toBeUndefined();
+  });
 });

@@ -22,7 +22,7 @@ export async function writeHistory(aggregates: AggregateRepository): Promise<voi
     const exec_id = id(3, n);
     await aggregates.handle(Exec, exec_id, { type: 'RequestExec', exec_id, vm_id, org_id, command: ['true'], env: null, working_dir: null, stdin: null, timeout_secs: 0, now }, context());
     await aggregates.handle(Exec, exec_id, { type: 'RecordExecStarted', now }, context());
-    await aggregates.handle(Exec, exec_id, { type: 'RecordExecOutput', chunks: [{ stream: 'stdout', data: Buffer.from(`out ${n}`) }], now }, context());
+    await aggregates.handle(Exec, exec_id, { type: 'RecordExecOutput', chunks: [{ stream: 'stdout', data: Buffer.from(`out ${n}`) }], limit_bytes: 1 << 20, now }, context());
     const commit_id = id(2, n);
     await aggregates.handle(Commit, commit_id, {
       type: 'RecordCommitCreated', commit_id, org_id, owner_id: 'key-1', name: `c${n}`, description: null, parent_vm_id: vm_id,

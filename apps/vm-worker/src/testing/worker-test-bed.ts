@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AggregateRepository, newCommandContext, Secrets, type CommandContext } from '@arbor/application';
-import { Commit, Exec, GuestFile, Vm, VM_CONFIG_DEFAULTS, VmPlacement, type CommitCommand, type ExecCommand, type GuestFileCommand, type VmCommand } from '@arbor/domain';
+import { Commit, Exec, execKey, GuestFile, Vm, VM_CONFIG_DEFAULTS, VmPlacement, type CommitCommand, type ExecCommand, type GuestFileCommand, type VmCommand } from '@arbor/domain';
 import { InMemoryEventStore, type EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import { execsRunningHereSettled } from '../exec-runner';
-import { VmWorker } from '../vm-worker';
+import { VmWorker, type VmWorkerOptions } from '../vm-worker';
 
 /**
  * Workers on one in-memory log, each with its own driver and checkpoint, and the API's side of the
@@ -21,9 +21,9 @@ export class WorkerTestBed {
   private readonly running = new Map<string, VmWorker>();
 
   /** Starts (or restarts) the worker named `name` on `driver`; its checkpoint survives restarts. */
-  async start(driver: HypervisorDriver, name = 'worker-1'): Promise<VmWorker> {
+  async start(driver: HypervisorDriver, name = 'worker-1', options: Partial<VmWorkerOptions> = {}): Promise<VmWorker> {
     await this.stop(name);
-    const worker = new VmWorker(this.store, driver, { stateFile: join(this.dir, `${name}.json`), resyncIntervalMs: 0, workerId: name, secrets: this.secrets.events });
+    const worker = new VmWorker(this.store, driver, { stateFile: join(this.dir, `${name}.json`), resyncIntervalMs: 0, workerId: name, secrets: this.secrets.events, ...options });
     this.running.set(name, worker);
     await worker.start();
     return worker;
@@ -62,8 +62,9 @@ export class WorkerTestBed {
     return this.aggregates.handle(Commit, commit_id, command, apiContext());
   }
 
+  /** An exec of org-1 (its stream is `exec-org-1-<exec_id>`). */
   exec(exec_id: string, command: ExecCommand) {
-    return this.aggregates.handle(Exec, exec_id, command, apiContext());
+    return this.aggregates.handle(Exec, execKey('org-1', exec_id), command, apiContext());
   }
 
   /** `context` lets a spec share one correlation id across an operation's commands. */

@@ -1,4 +1,5 @@
 import type { Decider } from '../shared/decider';
+import { deterministicUuid } from '../shared/deterministic-id';
 import { conflict } from '../shared/domain-error';
 import type { CommitIdCommand } from './commit-id.commands';
 import type { CommitIdEvent } from './commit-id.events';
@@ -7,12 +8,17 @@ export interface CommitIdState {
   vm_id: string | null;
 }
 
+/** The id in the log of the commit org `org_id` chose to call `chosen` (see CommitIdReserved). */
+export const orgCommitId = (org_id: string, chosen: string): string => deterministicUuid('client-commit-id', org_id, chosen.toLowerCase());
+
 export const commitIdDecider: Decider<CommitIdCommand, CommitIdState, CommitIdEvent> = {
   initialState: () => ({ vm_id: null }),
   decide: (command, state) => {
-    if (state.vm_id === command.vm_id) return [];
-    if (state.vm_id !== null) throw conflict(`commit ${command.commit_id} already exists`);
-    return [{ type: 'CommitIdReserved', data: { commit_id: command.commit_id, vm_id: command.vm_id } }];
+    const { commit_id, vm_id } = command;
+    if (command.type === 'ReleaseCommitId') return state.vm_id === vm_id ? [{ type: 'CommitIdReleased', data: { commit_id, vm_id } }] : [];
+    if (state.vm_id === vm_id) return [];
+    if (state.vm_id !== null) throw conflict(`commit ${commit_id} already exists`);
+    return [{ type: 'CommitIdReserved', data: { commit_id, vm_id } }];
   },
-  evolve: (_state, event) => ({ vm_id: event.data.vm_id }),
+  evolve: (_state, event) => ({ vm_id: event.type === 'CommitIdReserved' ? event.data.vm_id : null }),
 };

@@ -2,7 +2,7 @@ import type {
   CommitOptions,
   DriverCapabilities,
   DriverProbe,
-  ExecChunk,
+  ExecChunkHandler,
   ExecResult,
   ExecSpec,
   HypervisorDriver,
@@ -117,7 +117,7 @@ export class InMemoryDriver implements HypervisorDriver {
     return { ipv6: `fd00:a4b0:7::${n.toString(16)}`, ipv4: `10.213.${Math.floor(n / 256)}.${n % 256}`, mac: `02:a8:00:00:${hex.slice(0, 2)}:${hex.slice(2)}` };
   }
 
-  async exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
+  async exec(vm_id: string, spec: ExecSpec, onChunk: ExecChunkHandler): Promise<ExecResult> {
     await this.enter('exec', vm_id);
     this.running(vm_id);
     onChunk({ stream: 'stdout', data: Buffer.from(spec.argv.join(' ') + '\n') });
@@ -139,7 +139,8 @@ export class InMemoryDriver implements HypervisorDriver {
     await this.enter('commit', vm_id);
     const machine = this.machine(vm_id);
     if (this.snapshots.has(snapshot_id)) throw new Error(`snapshot ${snapshot_id} exists`);
-    const info: SnapshotInfo = { snapshot_id, source_vm_id: vm_id, includes_memory: false, ...machine.shape, created_at: new Date().toISOString() };
+    const size_bytes = [...machine.files.values()].reduce((sum, content) => sum + content.length, 0);
+    const info: SnapshotInfo = { snapshot_id, source_vm_id: vm_id, includes_memory: false, ...machine.shape, created_at: new Date().toISOString(), size_bytes };
     this.snapshots.set(snapshot_id, { ...info, files: new Map(machine.files) });
     if (options.keep_paused) machine.state = 'paused';
     return info;

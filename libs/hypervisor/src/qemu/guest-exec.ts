@@ -1,11 +1,39 @@
 import { randomUUID } from 'node:crypto';
-import type { ExecChunk, ExecResult, ExecSpec } from '../hypervisor-driver.port';
+import type { ExecChunkHandler, ExecResult, ExecSpec } from '../hypervisor-driver.port';
 import { OrderedOutputDecoder, orderedExecArgv } from '../ordered-output';
 import type { GuestAgentClient } from './guest-agent-client';
-import { exitCodeOf, GUEST_DEFAULT_ENV, waitForGuestExit } from './guest-command';
+import { exitCodeOf, GUEST_DEFAULT_ENV, runInGuest, waitForGuestExit } from './guest-command';
 
 /** Bytes asked for per guest-file-read (the agent allows up to 48 MiB; base64 grows it by 4/3). */
 const READ_CHUNK = 1 << 20;
+
+/** A command stopped through ExecSpec.signal was killed: 128 + SIGKILL. */
+const STOPPED_EXIT_CODE = 137;
+
+/** How long a stopped command's exit is waited for before the exec ends without it. */
+const STOP_GRACE_MS = 10_000;
+
+/**
+ * Kills a process and every descendant (found through /proc, stopped first so none forks away
+ * meanwhile): perl-base is in every Debian guest, procps is not.
+ */
+const KILL_TREE = String.raw`
+my $root = shift;
+for my $signal ('STOP', 'KILL') {
+  my %children;
+  for my $stat (glob('/proc/[0-9]*/stat')) {
+    open(my $file, '<', $stat) or next;
+    my $line = <$file> // next;
+    push(@{$children{$2}}, $1) if $line =~ /^(\d+) \(.*\) \S+ (\d+) /s;
+  }
+  my @todo = ($root);
+  my @tree;
+  while (@todo) { my $pid = shift(@todo); push(@tree, $pid); push(@todo, @{$children{$pid} // []}) }
+  kill($signal, @tree);
+}
+`;
+
+class GaveUpWaiting extends Error {}
 
 /**
  * Runs argv in the guest with guest-exec, under the ordered-exec program (ordered-output.ts): it
@@ -16,12 +44,14 @@ const READ_CHUNK = 1 << 20;
  * guest-exec-status polls (every 15-100 ms). The program unlinks the file at the end; the
  * driver's open handle keeps it readable. What the program itself prints on stderr (it could not
  * start) comes last, as stderr. A timeout runs the command under `timeout -k 5` (its own process
- * group, so everything the command started is killed too; exit code 124).
+ * group, so everything the command started is killed too; exit code 124). While the consumer
+ * asks to wait (ExecChunkHandler) the file is not read further; once `signal` aborts, nothing
+ * more is read, the command's process tree is killed and its exit waited for (a while).
  */
 export async function execInGuest(
   agent: GuestAgentClient,
   spec: ExecSpec,
-  onChunk: (chunk: ExecChunk) => void,
+  onChunk: ExecChunkHandler,
 ): Promise<ExecResult> {
   const path = `/run/arbor-exec-${randomUUID()}`;
   const handle = await agent.request<number>('guest-file-open', { path, mode: 'w+' });
@@ -46,16 +76,32 @@ export async function execInGuest(
     });
     const decoder = new OrderedOutputDecoder(onChunk);
     const drain = async () => {
-      for (;;) {
+      while (!spec.signal?.aborted) {
         // A read at end of file leaves stdio's sticky EOF flag set; a seek clears it.
         await agent.request('guest-file-seek', { handle, offset: 0, whence: 'cur' });
         const read = await agent.request<{ count: number; 'buf-b64'?: string }>('guest-file-read', { handle, count: READ_CHUNK });
-        if (read.count > 0) decoder.push(Buffer.from(read['buf-b64'] ?? '', 'base64'));
+        if (read.count > 0) await decoder.push(Buffer.from(read['buf-b64'] ?? '', 'base64'));
         if (read.count < READ_CHUNK) break;
       }
     };
+    let stopDeadline: number | null = null;
+    const stopOrDrain = async () => {
+      if (!spec.signal?.aborted) return drain();
+      if (stopDeadline === null) {
+        stopDeadline = Date.now() + STOP_GRACE_MS;
+        await runInGuest(agent, ['/usr/bin/perl', '-e', KILL_TREE, String(pid)]).catch(() => undefined);
+      }
+      if (Date.now() > stopDeadline) throw new GaveUpWaiting();
+    };
     // Status first, then drain: once the status says exited, that drain has read everything.
-    const status = await waitForGuestExit(agent, pid, drain);
+    let status;
+    try {
+      status = await waitForGuestExit(agent, pid, stopOrDrain);
+    } catch (error) {
+      if (error instanceof GaveUpWaiting) return { exit_code: STOPPED_EXIT_CODE };
+      throw error;
+    }
+    if (spec.signal?.aborted) return { exit_code: STOPPED_EXIT_CODE };
     decoder.end();
     const ownErrors = Buffer.from(status['err-data'] ?? '', 'base64');
     if (ownErrors.length > 0) onChunk({ stream: 'stderr', data: ownErrors });

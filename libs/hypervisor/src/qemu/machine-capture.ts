@@ -1,5 +1,6 @@
 import { copyFile, link, mkdir, rm } from 'node:fs/promises';
 import type { CommitOptions, SnapshotInfo } from '../hypervisor-driver.port';
+import { allocatedBytes } from '../host/allocated-bytes';
 import { linkOrCopy } from '../host/link-or-copy';
 import type { QemuBaseImage } from './image/qemu-base-image';
 import type { LiveMachine } from './machine-connections';
@@ -77,6 +78,7 @@ export async function captureMachine(
     mem_size_mib: record.mem_size_mib,
     fs_size_mib: record.fs_size_mib,
     created_at: new Date().toISOString(),
+    size_bytes: await allocatedBytes(snapshots.dir(snapshot_id)),
   };
   await snapshots.write({ info, accel: record.accel, env: record.env, depth, frozen: wasRunning, nic: Boolean(record.nic) });
   const captured = staysPaused ? { snapshot_id, frozen: wasRunning } : undefined;
@@ -162,7 +164,7 @@ async function copySnapshot({ snapshots, log }: CaptureContext, source: QemuSnap
   await mkdir(dir, { recursive: true });
   await linkOrCopy(snapshots.diskPath(from), snapshots.diskPath(snapshot_id));
   await linkOrCopy(snapshots.memoryPath(from), snapshots.memoryPath(snapshot_id));
-  const info: SnapshotInfo = { ...source.info, snapshot_id, created_at: new Date().toISOString() };
+  const info: SnapshotInfo = { ...source.info, snapshot_id, created_at: new Date().toISOString(), size_bytes: await allocatedBytes(dir) };
   await snapshots.write({ ...source, info });
   log(`qemu: ${source.info.source_vm_id} committed to ${snapshot_id} (unchanged since ${from})`);
   return info;

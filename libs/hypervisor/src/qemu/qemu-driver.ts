@@ -7,7 +7,7 @@ import {
   type CommitOptions,
   type DriverCapabilities,
   type DriverProbe,
-  type ExecChunk,
+  type ExecChunkHandler,
   type ExecResult,
   type ExecSpec,
   type HypervisorDriver,
@@ -234,7 +234,7 @@ export class QemuDriver implements HypervisorDriver {
     return machines;
   }
 
-  async exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
+  async exec(vm_id: string, spec: ExecSpec, onChunk: ExecChunkHandler): Promise<ExecResult> {
     const { agent } = await this.requireRunning(vm_id);
     return execInGuest(agent, spec, onChunk);
   }

@@ -3,13 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { constants } from 'node:os';
-import type { ExecChunk, ExecResult, ExecSpec } from '../hypervisor-driver.port';
+import { isPending, type ExecChunkHandler, type ExecResult, type ExecSpec } from '../hypervisor-driver.port';
 import { DEFAULT_EXEC_ENV } from '../guest-environment';
 import { killQuietly } from '../host/kill-process';
 import { OrderedOutputDecoder, orderedExecArgv } from '../ordered-output';
 import type { OciRuntime } from './oci-runtime';
 
 const TIMEOUT_EXIT_CODE = 124;
+/** A command stopped through ExecSpec.signal was killed: 128 + SIGKILL. */
+const STOPPED_EXIT_CODE = 137;
 
 /**
  * ExecSpec, but stdin may be bytes (the driver's own file writes pass binary content through it),
@@ -33,12 +35,14 @@ export interface ContainerExecTarget {
  * then spec.env; nothing of the host's, and the file is read inside the machine, so a symlink
  * resolves there), enters the working directory (default /) and runs argv without a shell
  * interpreting it, with stdout and stderr chunks in the order the command wrote them. The exec
- * ends when the command exits.
+ * ends when the command exits. While the consumer asks to wait (ExecChunkHandler), runc's pipes
+ * are not read, so the command's writes block; once `signal` aborts, the command is killed and
+ * whatever it still wrote is dropped.
  */
 export function execInContainer(
   target: ContainerExecTarget,
   spec: ContainerExecSpec,
-  onChunk: (chunk: ExecChunk) => void,
+  onChunk: ExecChunkHandler,
 ): Promise<ExecResult> {
   if (spec.argv.length === 0) return Promise.reject(new Error('exec needs a non-empty argv'));
   const inMachine = orderedExecArgv({
@@ -65,6 +69,7 @@ export function execInContainer(
       killQuietly(-child.pid!);
     };
     let timedOut = false;
+    let stopped = false;
     let failure: Error | null = null;
     const timer =
       spec.timeout_secs && spec.timeout_secs > 0
@@ -73,24 +78,46 @@ export function execInContainer(
             void killAll();
           }, spec.timeout_secs * 1000)
         : undefined;
+    const outputs = [child.stdout, child.stderr];
+    // Backpressure: while the consumer digests, neither pipe is read (the command's writes block).
+    let waiting = 0;
+    const hold = (wait: unknown) => {
+      if (!isPending(wait)) return;
+      if (waiting++ === 0) outputs.forEach((stream) => stream.pause());
+      const resume = () => {
+        if (--waiting === 0 && !stopped) outputs.forEach((stream) => stream.resume());
+      };
+      wait.then(resume, resume);
+    };
+    const stop = () => {
+      stopped = true;
+      outputs.forEach((stream) => stream.resume()); // drained and dropped until the pipes close
+      void killAll();
+    };
+    if (spec.signal?.aborted) stop();
+    spec.signal?.addEventListener('abort', stop, { once: true });
     // stdout carries the command's records; stderr only what runc or perl itself says.
     const decoder = new OrderedOutputDecoder(onChunk);
     child.stdout.on('data', (data: Buffer) => {
-      if (failure) return;
+      if (failure || stopped) return;
       try {
-        decoder.push(data);
+        hold(decoder.push(data));
       } catch (error) {
         failure = error as Error;
+        outputs.forEach((stream) => stream.resume());
         void killAll();
       }
     });
-    child.stderr.on('data', (data: Buffer) => onChunk({ stream: 'stderr', data }));
+    child.stderr.on('data', (data: Buffer) => {
+      if (!stopped) hold(onChunk({ stream: 'stderr', data }));
+    });
     child.stdin.on('error', () => undefined); // the command may exit without reading its stdin
     child.stdin.end(spec.stdin ?? '');
     const settle = async (outcome: () => void) => {
       clearTimeout(timer);
+      spec.signal?.removeEventListener('abort', stop);
       // A process that outlived runc (killed on timeout) must not outlive the exec either.
-      if (timedOut || failure) await killAll();
+      if (timedOut || failure || stopped) await killAll();
       await rm(pidFile, { force: true });
       outcome();
     };
@@ -98,8 +125,9 @@ export function execInContainer(
     // 'close' (not 'exit'): every byte of output has been delivered by then.
     child.once('close', (code, signal) => {
       void settle(() => {
-        if (!failure) decoder.end();
+        if (!failure && !stopped) decoder.end();
         if (failure) reject(failure);
+        else if (stopped) resolve({ exit_code: STOPPED_EXIT_CODE });
         else if (timedOut) resolve({ exit_code: TIMEOUT_EXIT_CODE });
         else if (signal) resolve({ exit_code: 128 + (constants.signals[signal] ?? 0) });
         else resolve({ exit_code: code ?? 1 });

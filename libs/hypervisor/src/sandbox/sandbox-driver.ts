@@ -8,7 +8,7 @@ import {
   type CommitOptions,
   type DriverCapabilities,
   type DriverProbe,
-  type ExecChunk,
+  type ExecChunkHandler,
   type ExecResult,
   type ExecSpec,
   type HypervisorDriver,
@@ -21,6 +21,7 @@ import {
   type SnapshotMachineSpec,
   type WriteFileOptions,
 } from '../hypervisor-driver.port';
+import { allocatedBytes } from '../host/allocated-bytes';
 import { unmountAllUnder } from '../host/host-mounts';
 import { killAndWait } from '../host/kill-process';
 import { MachineDirectory } from '../host/machine-directory';
@@ -303,7 +304,7 @@ export class SandboxDriver implements HypervisorDriver {
     return machines;
   }
 
-  async exec(vm_id: string, spec: ExecSpec, onChunk: (chunk: ExecChunk) => void): Promise<ExecResult> {
+  async exec(vm_id: string, spec: ExecSpec, onChunk: ExecChunkHandler): Promise<ExecResult> {
     const { layout } = await this.requireRunning(vm_id);
     // Like a login: defaults, then the machine's /etc/environment (read inside it), then spec.env.
     return execInContainer(this.execTarget(layout), { ...spec, environmentFile: '/etc/environment' }, onChunk);
@@ -370,6 +371,7 @@ export class SandboxDriver implements HypervisorDriver {
           mem_size_mib: spec.mem_size_mib,
           fs_size_mib: spec.fs_size_mib,
           created_at: new Date().toISOString(),
+          size_bytes: await allocatedBytes(captured),
         };
         await this.snapshots.publish({ info, image_name: spec.image_name, chain });
         this.log(`sandbox: snapshot ${snapshot_id} of ${vm_id} (${chain.snapshots.length} layer(s))`);
