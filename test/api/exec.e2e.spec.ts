@@ -315,11 +315,13 @@ describe('exec (HTTP, sandbox driver)', () => {
     const exec_id = randomUUID();
     await arbor.request('POST', `/api/v1/vm/${vmId}/exec`, { body: sh('echo traced', { exec_id }), headers: { 'x-correlation-id': correlation } });
     const feed = (await arbor.request('GET', '/api/v1/events?type=ExecRequested&limit=1000')).json.events;
-    const requested = feed.find((e: { stream_id: string }) => e.stream_id === `exec-${exec_id}`);
+    // Exec ids are the org's: the stream is exec-<org>-<exec id>.
+    const requested = feed.find((e: { stream_id: string; data: { exec_id: string } }) => e.data.exec_id === exec_id);
+    expect(requested.stream_id).toBe(`exec-${requested.metadata.org_id}-${exec_id}`);
     expect(requested.metadata).toMatchObject({ correlation_id: correlation, actor_key_id: arbor.adminKey.slice(0, 36) });
     expect(requested.data).toMatchObject({ exec_id, vm_id: vmId, command: ['sh', '-c', 'echo traced'] });
     const all = (await arbor.request('GET', `/api/v1/events?after=${requested.position - 1}&limit=1000`)).json.events;
-    const stream = all.filter((e: { stream_id: string }) => e.stream_id === `exec-${exec_id}`);
+    const stream = all.filter((e: { stream_id: string }) => e.stream_id === requested.stream_id);
     expect(stream.map((e: { type: string }) => e.type)).toEqual(['ExecRequested', 'ExecStarted', 'ExecOutput', 'ExecExited']);
     for (const outcome of stream.slice(1)) {
       expect(outcome.metadata).toMatchObject({ correlation_id: correlation, causation_id: requested.event_id, actor_key_id: null });

@@ -3,6 +3,7 @@ import {
   Commit,
   DomainError,
   Fork,
+  OrgUsage,
   Repository,
   Vm,
   vmAddress,
@@ -194,6 +195,14 @@ class ForkStep {
     if (commit.state.status === 'created') {
       await this.holds.release(commit_id, tag_id, this.context('release'));
       await this.aggregates.handle(Commit, commit_id, { type: 'DeleteCommit', now: new Date().toISOString() }, this.context('delete-commit'));
+    }
+    // What the api reserved for a VM or a commit never made is given back (a deleted one's by the worker).
+    const now = new Date().toISOString();
+    if ((await this.aggregates.load(Vm, vm_id)).state.lifecycle === 'none') {
+      await this.aggregates.handle(OrgUsage, org_id, { type: 'ReleaseVmResources', org_id, vm_id, now }, this.context('release-vm-share'));
+    }
+    if ((await this.aggregates.load(Commit, commit_id)).state.status === 'none') {
+      await this.aggregates.handle(OrgUsage, org_id, { type: 'ReleaseCommitStorage', org_id, commit_id, now }, this.context('release-commit-storage'));
     }
     const repository = await this.aggregates.load(Repository, { org_id, name: repo_name });
     if (this.state.repository_created && repository.state.repo_id === repo_id && Object.keys(repository.state.tags).length === 0) {

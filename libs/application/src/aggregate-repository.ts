@@ -103,6 +103,17 @@ export class AggregateRepository {
     return { ...result, event_ids: toAppend.map((e) => e.id) };
   }
 
+  /**
+   * Decides `command` on the aggregate as it stands and throws what its decider throws, appending
+   * nothing: for an operation that must pass every rule before its first append (a command this
+   * very command id already appended passes: it is a retry).
+   */
+  async check<Id, C extends DomainCommand>(aggregate: Aggregate<Id, C, any, any>, id: Id, command: C, context: CommandContext): Promise<void> {
+    const recorded = await this.store.readStream(aggregate.stream(id));
+    if (appendedBy(context.command_id, recorded).length) return;
+    aggregate.decider.decide(command, (await this.fold(aggregate, recorded)).state);
+  }
+
   /** Reads and folds an aggregate without deciding anything. */
   async load<Id, S, E extends DomainEvent>(aggregate: Aggregate<Id, any, S, E>, id: Id): Promise<LoadedAggregate<S>> {
     return this.loadStream(aggregate, aggregate.stream(id));

@@ -1,4 +1,5 @@
 import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 const MIB = 1024 * 1024;
 
@@ -25,7 +26,7 @@ export class DataDiskFloor {
   /** The shortfall, or null when the disk is above the floor (or the floor is 0). */
   async check(): Promise<DiskShortfall | null> {
     if (this.floorMib <= 0) return null;
-    const stats = await statfs(this.dir);
+    const stats = await statfsNearest(this.dir);
     const free_mib = Math.floor((Number(stats.bavail) * Number(stats.bsize)) / MIB);
     if (free_mib >= this.floorMib) return null;
     return {
@@ -33,5 +34,16 @@ export class DataDiskFloor {
       floor_mib: this.floorMib,
       message: `the data disk has ${free_mib} MiB free, below the floor of ${this.floorMib} MiB: new VMs, branches and commits are refused until space is freed`,
     };
+  }
+}
+
+/** statfs of the directory, or of its nearest existing parent (a data directory not made yet is on its parent's disk). */
+async function statfsNearest(dir: string): Promise<Awaited<ReturnType<typeof statfs>>> {
+  for (let current = dir; ; current = dirname(current)) {
+    try {
+      return await statfs(current);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(current) === current) throw error;
+    }
   }
 }

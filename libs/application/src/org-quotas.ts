@@ -36,7 +36,17 @@ export class OrgQuotas {
 
   /** Reserves the most a commit can take (its VM's disk and memory) until it is measured. */
   async reserveCommit(org_id: string, commit_id: string, bytes: number, context: CommandContext): Promise<void> {
-    await this.reserving(org_id, context, () => ({ type: 'ReserveCommitStorage', org_id, commit_id, bytes, limits: this.limits, now: new Date().toISOString() }));
+    await this.reserving(org_id, context, this.commitReservation(org_id, commit_id, bytes));
+  }
+
+  /** Throws what reserveCommit would (403), appending nothing (stale reservations aside). */
+  async checkCommit(org_id: string, commit_id: string, bytes: number, context: CommandContext): Promise<void> {
+    const command = this.commitReservation(org_id, commit_id, bytes);
+    await this.retryingStale(org_id, context, () => this.aggregates.check(OrgUsage, org_id, command(), context));
+  }
+
+  private commitReservation(org_id: string, commit_id: string, bytes: number): () => OrgUsageCommand {
+    return () => ({ type: 'ReserveCommitStorage', org_id, commit_id, bytes, limits: this.limits, now: new Date().toISOString() });
   }
 
   measureCommit(org_id: string, commit_id: string, bytes: number, context: CommandContext): Promise<unknown> {
@@ -47,13 +57,20 @@ export class OrgQuotas {
     return this.aggregates.handle(OrgUsage, org_id, { type: 'ReleaseCommitStorage', org_id, commit_id, now: new Date().toISOString() }, context);
   }
 
-  /** Runs a reservation; refused by an org quota, it lets stale reservations go and tries once more. */
-  private async reserving(org_id: string, context: CommandContext, command: () => OrgUsageCommand): Promise<void> {
-    try {
+  /** Runs a reservation (see retryingStale). */
+  private reserving(org_id: string, context: CommandContext, command: () => OrgUsageCommand): Promise<void> {
+    return this.retryingStale(org_id, context, async () => {
       await this.aggregates.handle(OrgUsage, org_id, command(), context);
+    });
+  }
+
+  /** Runs `attempt`; refused by an org quota, it lets stale reservations go and tries once more. */
+  private async retryingStale(org_id: string, context: CommandContext, attempt: () => Promise<void>): Promise<void> {
+    try {
+      await attempt();
     } catch (error) {
       if (!(error instanceof QuotaExceededError) || !(await this.releaseStale(org_id, context))) throw error;
-      await this.aggregates.handle(OrgUsage, org_id, command(), context);
+      await attempt();
     }
   }
 

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -10,6 +10,7 @@ import {
   VmExecStreamAttachRequestDto,
 } from '@arbor/contracts';
 import { AnyMember, Changes } from '../auth/changes.decorator';
+import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { RunExecCommand } from './commands/run-exec.command';
@@ -17,13 +18,16 @@ import { StreamExecCommand } from './commands/stream-exec.command';
 import { clientGone, sendNdjson } from './ndjson-response';
 import { AttachExecQuery } from './queries/attach-exec.query';
 import { GetExecLogsQuery } from './queries/get-exec-logs.query';
+import { writeSyncExecBody } from './sync-exec-body';
 
 const DEFAULT_LOG_ENTRIES = 100;
 const MAX_LOG_ENTRIES = 1000;
 const NDJSON_DESCRIPTION =
   'NDJSON (application/x-ndjson), one line per output chunk as it is produced: ' +
   '{"type":"chunk","exec_id","cursor","stream","data_b64"}, then {"type":"exit","exec_id","cursor","exit_code"}. ' +
-  'A command that fails after it started ends with {"type":"error","code","message"}.';
+  'A command that fails after it started ends with {"type":"error","code":"exec_failed","message"}; one lost with its worker ' +
+  '(restarted while it ran; not run again) with {"type":"error","code":"exec_lost","message"}. Output past the limit is cut off ' +
+  'with a note on stderr, and the exit code is 137.';
 
 /** `/api/v1/vm/{id}/exec…` and `/logs`: commands run in the VM, their output through the log. */
 @ApiTags('vm')
@@ -33,14 +37,21 @@ export class ExecController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
   ) {}
 
   @Changes('vm')
   @Post(':vm_id/exec')
-  @HttpCode(200)
-  @ApiOkResponse({ type: VmExecResponseDto, description: 'A non-zero exit code is still a 200' })
-  exec(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Body() body: VmExecRequestDto): Promise<VmExecResponseDto> {
-    return this.commands.execute(new RunExecCommand(ctx, vmId, body));
+  @ApiOkResponse({
+    type: VmExecResponseDto,
+    description:
+      'A non-zero exit code is still a 200. Output past the limit (ARBOR_EXEC_OUTPUT_MAX_BYTES) is cut off with a note on stderr, exit code 137. ' +
+      'An exec lost with its worker (restarted while it ran; not run again) answers what was recorded, exit code -1, a note on stderr and its exec_id.',
+  })
+  async exec(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Body() body: VmExecRequestDto, @Res() response: Response): Promise<void> {
+    const gone = clientGone(response);
+    const answer = await this.commands.execute(new RunExecCommand(ctx, vmId, body, gone));
+    await writeSyncExecBody(response, this.events, answer, gone);
   }
 
   @Changes('vm')

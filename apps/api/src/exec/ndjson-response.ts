@@ -1,5 +1,4 @@
 import type { Response } from 'express';
-import { once } from 'node:events';
 import type { ExecStreamItem } from './exec-lines';
 
 /**
@@ -19,7 +18,7 @@ export async function sendNdjson(response: Response, items: AsyncIterable<ExecSt
     if (response.destroyed) break;
     start();
     if (item.kind === 'open') continue;
-    if (!response.write(`${JSON.stringify(item.line)}\n`)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+    await writeOrWait(response, `${JSON.stringify(item.line)}\n`);
   }
   start();
   response.end();
@@ -30,4 +29,21 @@ export function clientGone(response: Response): AbortSignal {
   const controller = new AbortController();
   response.once('close', () => controller.abort());
   return controller.signal;
+}
+
+/**
+ * Writes `text` and, when the socket's buffer is full, waits until it drains (or the client goes
+ * away): a slow client slows the reading of the log instead of filling the api's memory.
+ */
+export async function writeOrWait(response: Response, text: string): Promise<void> {
+  if (response.write(text) || response.destroyed) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
 }

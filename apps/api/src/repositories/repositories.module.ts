@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { VmsModule } from '../vms/vms.module';
 import { ForkRepositoryHandler } from './commands/fork-repository.handler';
 import { CreateRepoTagHandler, DeleteRepoTagHandler, UpdateRepoTagHandler } from './commands/repo-tag-command.handlers';
 import { CreateRepositoryHandler, DeleteRepositoryHandler, SetRepositoryVisibilityHandler } from './commands/repository-command.handlers';
@@ -8,6 +9,7 @@ import { RepositoryReadModel } from './repository-read-model';
 
 /** Repositories and their tags (`/repositories`), fork, and the public listing (`/public/repositories`). */
 @Module({
+  imports: [VmsModule],
   controllers: [RepositoriesController, PublicRepositoriesController],
   providers: [
     RepositoryReadModel,

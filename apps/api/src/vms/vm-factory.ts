@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { AggregateRepository, envVarsOf, Operations, ProjectionWaiter, stepContext, VmSshKeys } from '@arbor/application';
-import { Commit, deterministicUuid, DomainError, Vm, vmAddress, type VmConfig } from '@arbor/domain';
+import { AggregateRepository, envVarsOf, Operations, OrgQuotas, ProjectionWaiter, stepContext, VmSshKeys } from '@arbor/application';
+import { Commit, deterministicUuid, DomainError, Vm, vmAddress, vmShareOf, type VmConfig } from '@arbor/domain';
 import type { RequestContext } from '../auth/request-context.decorator';
 import type { SourceCommit } from '../commits/commit-source-resolver';
+import { DataDiskGuard } from './data-disk-guard';
+import { VmReadModel } from './vm-read-model';
 
 export interface NewVm {
   config: VmConfig;
@@ -16,7 +18,8 @@ export interface NewVm {
 /**
  * Asks for one new VM (new_root, from_commit and every branch child) and waits as the caller
  * wants. The n-th VM of a request gets an id derived from the request's command id, so a retried
- * request (same X-Idempotency-Key) asks for the same VMs and creates none twice.
+ * request (same X-Idempotency-Key) asks for the same VMs and creates none twice. Before the first,
+ * `reserve` checks the data disk and takes the org's quota for every VM of the request at once.
  */
 @Injectable()
 export class VmFactory {
@@ -25,16 +28,54 @@ export class VmFactory {
     private readonly operations: Operations,
     private readonly projection: ProjectionWaiter,
     private readonly sshKeys: VmSshKeys,
+    private readonly quotas: OrgQuotas,
+    private readonly disk: DataDiskGuard,
+    private readonly vms: VmReadModel,
   ) {}
+
+  /**
+   * Checks the data disk's floor (507), then reserves the org's quota for the request's VMs (the
+   * n-th with `configs[n]`), all or none (403 naming the quota): nothing is appended on a refusal.
+   */
+  async reserve(context: RequestContext, configs: VmConfig[]): Promise<void> {
+    await this.disk.requireRoom();
+    const org_id = context.principal.org_id;
+    const shares = configs.map((config, index) => vmShareOf(this.vmIdOf(context, index), config));
+    const existing = async () => (await this.vms.list(org_id)).map((vm) => vmShareOf(vm.vm_id, vm.config));
+    await this.quotas.reserveVms(org_id, shares, existing, stepContext(context.command, 'reserve-vms'));
+  }
+
+  /** Gives back the shares of the request's VMs (of the first `count`) it never asked for: it stopped early. */
+  async releaseUnrequested(context: RequestContext, count: number): Promise<void> {
+    for (let index = 0; index < count; index++) {
+      const vm_id = this.vmIdOf(context, index);
+      if ((await this.aggregates.load(Vm, vm_id)).state.lifecycle !== 'none') continue;
+      await this.quotas.releaseVm(context.principal.org_id, vm_id, stepContext(context.command, 'release-unrequested', String(index)));
+    }
+  }
+
+  /** Creates the request's reserved VMs one after another; gives back the shares of those it never got to. */
+  async createAll(context: RequestContext, vms: NewVm[], waitBoot: boolean, created: (vm_id: string) => void = () => {}): Promise<void> {
+    try {
+      for (let index = 0; index < vms.length; index++) created(await this.create(context, vms[index], index, waitBoot));
+    } catch (error) {
+      await this.releaseUnrequested(context, vms.length);
+      throw error;
+    }
+  }
+
+  private vmIdOf(context: RequestContext, index: number): string {
+    return deterministicUuid(context.command.command_id, 'vm', String(index));
+  }
 
   /** The caller's env vars as they are now: read once per request, so every VM it makes gets the same. */
   envOf(context: RequestContext): Promise<Record<string, string>> {
     return envVarsOf(this.aggregates, context.principal.key_id);
   }
 
-  async create(context: RequestContext, vm: NewVm, index: number, waitBoot: boolean): Promise<string> {
+  private async create(context: RequestContext, vm: NewVm, index: number, waitBoot: boolean): Promise<string> {
     const { principal, command } = context;
-    const vm_id = deterministicUuid(command.command_id, 'vm', String(index));
+    const vm_id = this.vmIdOf(context, index);
     const result = await this.aggregates.handle(
       Vm,
       vm_id,
@@ -85,7 +126,8 @@ export class VmFactory {
     } catch (error) {
       if (!(error instanceof DomainError && error.kind === 'not_found')) throw error;
       // Deleted (or made private) since it was looked up: the worker cannot claim it either, so
-      // no machine will ever exist; end the VM now rather than leave it booting.
+      // no machine will ever exist; end the VM now rather than leave it booting, its share given back.
+      await this.quotas.releaseVm(principal.org_id, vm_id, stepContext(command, 'release-unusable', String(index)));
       const failed = await this.aggregates.handle(
         Vm,
         vm_id,

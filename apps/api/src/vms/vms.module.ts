@@ -12,6 +12,7 @@ import { SetVmLabelsHandler } from './commands/set-vm-labels.handler';
 import { GetVmMetadataHandler, GetVmStatusHandler } from './queries/get-vm.handler';
 import { ListVmsHandler } from './queries/list-vms.handler';
 import { CommitIds } from './commit-ids';
+import { DataDiskGuard } from './data-disk-guard';
 import { VmFactory } from './vm-factory';
 import { VmCommitter } from './vm-committer';
 import { VmReadModel } from './vm-read-model';
@@ -27,6 +28,7 @@ import { VmsController } from './vms.controller';
     VmFactory,
     VmCommitter,
     CommitIds,
+    DataDiskGuard,
     CreateRootVmHandler,
     CreateVmFromCommitHandler,
     BranchVmsHandler,
@@ -39,6 +41,6 @@ import { VmsController } from './vms.controller';
     GetVmStatusHandler,
     GetVmMetadataHandler,
   ],
-  exports: [VmReadModel],
+  exports: [VmReadModel, DataDiskGuard],
 })
 export class VmsModule {}

@@ -1,5 +1,4 @@
 import type { Decider } from '../shared/decider';
-import { deterministicUuid } from '../shared/deterministic-id';
 import { conflict } from '../shared/domain-error';
 import type { CommitIdCommand } from './commit-id.commands';
 import type { CommitIdEvent } from './commit-id.events';
@@ -7,9 +6,6 @@ import type { CommitIdEvent } from './commit-id.events';
 export interface CommitIdState {
   vm_id: string | null;
 }
-
-/** The id in the log of the commit org `org_id` chose to call `chosen` (see CommitIdReserved). */
-export const orgCommitId = (org_id: string, chosen: string): string => deterministicUuid('client-commit-id', org_id, chosen.toLowerCase());
 
 export const commitIdDecider: Decider<CommitIdCommand, CommitIdState, CommitIdEvent> = {
   initialState: () => ({ vm_id: null }),

@@ -1,5 +1,5 @@
 import { deciderSpec } from '../testing/decider-spec';
-import { commitIdDecider, orgCommitId } from './commit-id.decider';
+import { commitIdDecider } from './commit-id.decider';
 import type { CommitIdEvent } from './commit-id.events';
 
 const commit_id = '22222222-2222-4222-8222-222222222222';
@@ -23,10 +23,5 @@ describe('a refused commit gives its reserved id back', () => {
     spec.given([reservedBy(vmA)]).when({ type: 'ReleaseCommitId', commit_id, vm_id: vmA }).then([{ type: 'CommitIdReleased', data: { commit_id, vm_id: vmA } }]);
     spec.given([reservedBy(vmA)]).when({ type: 'ReleaseCommitId', commit_id, vm_id: vmB }).then([]);
     spec.given([reservedBy(vmA), { type: 'CommitIdReleased', data: { commit_id, vm_id: vmA } }]).when({ type: 'ReserveCommitId', commit_id, vm_id: vmB }).then([reservedBy(vmB)]);
-  });
-
-  it('derives one id per org and chosen id', () => {
-    expect(orgCommitId('org-a', commit_id)).toBe(orgCommitId('org-a', commit_id.toUpperCase()));
-    expect(orgCommitId('org-a', commit_id)).not.toBe(orgCommitId('org-b', commit_id));
   });
 });

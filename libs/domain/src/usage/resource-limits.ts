@@ -32,3 +32,11 @@ export interface VmShare {
   mem_size_mib: number;
   fs_size_mib: number;
 }
+
+/** A VM's share: the shape fields of its config, nothing else. */
+export const vmShareOf = (vm_id: string, config: Omit<VmShare, 'vm_id'>): VmShare => ({
+  vm_id,
+  vcpu_count: config.vcpu_count,
+  mem_size_mib: config.mem_size_mib,
+  fs_size_mib: config.fs_size_mib,
+});

@@ -1,10 +1,17 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import type { VmExecResponseDto } from '@arbor/contracts';
+import { EXEC_LOST_EXIT_CODE } from '@arbor/domain';
 import { HttpError } from '../../http/http-error';
 import { ExecFollower } from '../exec-follower';
 import { ExecRequests } from '../exec-requests';
+import type { SyncExecAnswer } from '../sync-exec-body';
 import { RunExecCommand } from './run-exec.command';
 
+/**
+ * Runs the command and waits for its end, holding none of its output (the body is read from the
+ * log afterwards). An exec lost with its worker (it started, the worker restarted, it was not run
+ * again) answers 200 with what was recorded, exit code -1 and a note on stderr saying so, and its
+ * exec_id: a definite answer a retry gets again, not a 5xx clients would retry.
+ */
 @CommandHandler(RunExecCommand)
 export class RunExecHandler implements ICommandHandler<RunExecCommand> {
   constructor(
@@ -12,27 +19,21 @@ export class RunExecHandler implements ICommandHandler<RunExecCommand> {
     private readonly follower: ExecFollower,
   ) {}
 
-  async execute({ context, vm_id, body }: RunExecCommand): Promise<VmExecResponseDto> {
+  async execute({ context, vm_id, body, signal }: RunExecCommand): Promise<SyncExecAnswer> {
     const org_id = context.principal.org_id;
-    const exec_id = await this.requests.request(org_id, vm_id, body, context.command);
-    const output = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
-    const items = await this.follower.follow(org_id, vm_id, exec_id, { after: 0, shownExecId: exec_id, signal: new AbortController().signal });
+    const { exec_id, key } = await this.requests.request(org_id, vm_id, body, context.command);
+    const shown = body.exec_id ? exec_id : null;
+    const items = await this.follower.follow(org_id, vm_id, key, { after: 0, shownExecId: shown, signal });
     for await (const item of items) {
       if (item.kind !== 'line') continue;
       const line = item.line;
-      if (line.type === 'chunk') output[line.stream].push(Buffer.from(line.data_b64, 'base64'));
-      if (line.type === 'error') throw new HttpError(500, line.message);
-      if (line.type === 'exit') {
-        // Decoded once all bytes are in: a character split across chunks stays whole.
-        const response: VmExecResponseDto = {
-          exit_code: line.exit_code,
-          stdout: Buffer.concat(output.stdout).toString('utf8'),
-          stderr: Buffer.concat(output.stderr).toString('utf8'),
-        };
-        if (body.exec_id) response.exec_id = exec_id;
-        return response;
+      if (line.type === 'exit') return { key, exit_code: line.exit_code, exec_id: shown, stderrNote: null };
+      if (line.type === 'error' && line.code === 'exec_lost') {
+        return { key, exit_code: EXEC_LOST_EXIT_CODE, exec_id, stderrNote: `\narbor: exec ${exec_id} was cut off: ${line.message}\n` };
       }
+      if (line.type === 'error') throw new HttpError(500, line.message);
     }
+    if (signal.aborted) throw new HttpError(499, 'the client went away');
     throw new HttpError(500, `exec ${exec_id} ended without an exit`);
   }
 }

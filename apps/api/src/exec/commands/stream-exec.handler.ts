@@ -13,8 +13,8 @@ export class StreamExecHandler implements ICommandHandler<StreamExecCommand> {
 
   async execute({ context, vm_id, body, signal }: StreamExecCommand): Promise<AsyncIterable<ExecStreamItem>> {
     const org_id = context.principal.org_id;
-    const exec_id = await this.requests.request(org_id, vm_id, body, context.command);
+    const { exec_id, key } = await this.requests.request(org_id, vm_id, body, context.command);
     // Lines say exec_id null unless the client named the exec (docs/api-behaviour.md#streaming-exec).
-    return this.follower.follow(org_id, vm_id, exec_id, { after: 0, shownExecId: body.exec_id ? exec_id : null, signal });
+    return this.follower.follow(org_id, vm_id, key, { after: 0, shownExecId: body.exec_id ? exec_id : null, signal });
   }
 }

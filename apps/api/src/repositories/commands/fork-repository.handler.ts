@@ -1,12 +1,15 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { AggregateRepository, Operations, VmSshKeys } from '@arbor/application';
+import { AggregateRepository, Operations, OrgQuotas, stepContext, VmSshKeys } from '@arbor/application';
 import type { ForkRepositoryResponseDto } from '@arbor/contracts';
-import { conflict, deterministicUuid, Fork, notFound, OrgName, Repository, requireName } from '@arbor/domain';
+import { Commit, conflict, deterministicUuid, Fork, notFound, OrgName, Repository, requireName, vmShareOf } from '@arbor/domain';
+import { DataDiskGuard } from '../../vms/data-disk-guard';
+import { VmReadModel } from '../../vms/vm-read-model';
 import { ForkRepositoryCommand } from './fork-repository.command';
 
 /**
  * Decides what can be decided before any VM starts (the source exists and is public: 404; the
- * target tag is free: 409), then asks for the fork, a saga the worker carries out step by step,
+ * target tag is free: 409; the data disk has room: 507; the org's quota takes the fork's VM and
+ * the most its commit can hold: 403), then asks for the fork, a saga the worker carries out step by step,
  * and answers once it is done: 201 with the new VM, commit and reference, or the saga's failure.
  * Every id the fork makes derives from this request's command id, so a retry joins the first.
  */
@@ -16,6 +19,9 @@ export class ForkRepositoryHandler implements ICommandHandler<ForkRepositoryComm
     private readonly aggregates: AggregateRepository,
     private readonly operations: Operations,
     private readonly sshKeys: VmSshKeys,
+    private readonly quotas: OrgQuotas,
+    private readonly disk: DataDiskGuard,
+    private readonly vms: VmReadModel,
   ) {}
 
   async execute({ context, request }: ForkRepositoryCommand): Promise<ForkRepositoryResponseDto> {
@@ -35,6 +41,7 @@ export class ForkRepositoryHandler implements ICommandHandler<ForkRepositoryComm
       if (!sourceTag) throw notFound('public repository tag');
       const target = (await this.aggregates.load(Repository, { org_id: principal.org_id, name: repo_name })).state;
       if (target.tags[tag_name]) throw conflict(`tag '${tag_name}' already exists in repository '${repo_name}'`);
+      await this.reserve(context, sourceTag.commit_id, id('vm'), id('commit'));
       const now = new Date().toISOString();
       const key = await this.sshKeys.forNewVm(id('vm'));
       await this.operations.run(
@@ -64,5 +71,21 @@ export class ForkRepositoryHandler implements ICommandHandler<ForkRepositoryComm
     const { state } = await this.aggregates.load(Fork, fork_id);
     const { vm_id, commit_id } = state.request!;
     return { vm_id, commit_id, repo_name, tag_name, reference: `${repo_name}:${tag_name}` };
+  }
+
+  /** The disk's floor, then the fork's VM (the source commit's shape) and its commit against the org's quota. */
+  private async reserve(context: ForkRepositoryCommand['context'], source_commit_id: string, vm_id: string, commit_id: string): Promise<void> {
+    await this.disk.requireRoom();
+    const { config } = (await this.aggregates.load(Commit, source_commit_id)).state;
+    if (!config) return; // gone: the fork fails with 404 before it makes anything
+    const org_id = context.principal.org_id;
+    const existing = async () => (await this.vms.list(org_id)).map((vm) => vmShareOf(vm.vm_id, vm.config));
+    await this.quotas.reserveVms(org_id, [vmShareOf(vm_id, config)], existing, stepContext(context.command, 'reserve-fork-vm'));
+    try {
+      await this.quotas.reserveCommit(org_id, commit_id, (config.fs_size_mib + config.mem_size_mib) * 1024 * 1024, stepContext(context.command, 'reserve-fork-commit'));
+    } catch (error) {
+      await this.quotas.releaseVm(org_id, vm_id, stepContext(context.command, 'release-fork-vm'));
+      throw error;
+    }
   }
 }

@@ -1,6 +1,7 @@
+import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { stepContext } from '@arbor/application';
-import { deterministicUuid } from '@arbor/domain';
+import { ARBOR_CONFIG, stepContext, type ArborConfig } from '@arbor/application';
+import { branchCountExceeded, deterministicUuid, type VmConfig } from '@arbor/domain';
 import type { RequestContext } from '../../auth/request-context.decorator';
 import { CommitReadModel } from '../../commits/commit-read-model';
 import { CommitSourceResolver, type SourceCommit } from '../../commits/commit-source-resolver';
@@ -13,7 +14,9 @@ import { BranchVmsCommand } from './branch-vms.command';
 
 /**
  * Branching: find (or, for a live VM, take) the commit, then start `count` children from it one
- * after another. A failure after some children exist answers with the contract's hybrid body
+ * after another. Every refusal comes before anything is made: `count` above the limit, the data
+ * disk below its floor, the org's quota for all `count` children (reserved at once, before a live
+ * VM is committed). A failure after some children exist answers with the contract's hybrid body
  * listing them; children are independent VMs and stay.
  */
 @CommandHandler(BranchVmsCommand)
@@ -24,22 +27,29 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
     private readonly resolver: CommitSourceResolver,
     private readonly committer: VmCommitter,
     private readonly factory: VmFactory,
+    @Inject(ARBOR_CONFIG) private readonly config: ArborConfig,
   ) {}
 
   async execute({ context, source, count, keepPaused, skipWaitBoot }: BranchVmsCommand): Promise<{ vms: { vm_id: string }[]; memory_preserved: boolean }> {
     const org_id = context.principal.org_id;
+    const children = (config: VmConfig) => Array.from({ length: count }, () => config);
     let from: SourceCommit;
     try {
+      const limit = this.config.resources.limits.branch_count;
+      if (count > limit) throw branchCountExceeded(limit, count);
       if ('vm_id' in source) {
-        from = await this.commitVm(context, source.vm_id, keepPaused, skipWaitBoot);
+        from = await this.commitVm(context, source.vm_id, count, keepPaused, skipWaitBoot);
       } else if ('vm_or_commit_id' in source) {
         const vm = await this.vms.find(org_id, source.vm_or_commit_id);
-        from =
-          vm && !vm.deleted_at
-            ? await this.commitVm(context, vm.vm_id, keepPaused, skipWaitBoot)
-            : { commit: await this.commits.getReadable(org_id, source.vm_or_commit_id), through_public_repository: false };
+        if (vm && !vm.deleted_at) {
+          from = await this.commitVm(context, vm.vm_id, count, keepPaused, skipWaitBoot);
+        } else {
+          from = { commit: await this.commits.getReadable(org_id, source.vm_or_commit_id), through_public_repository: false };
+          await this.factory.reserve(context, children(from.commit.config));
+        }
       } else {
         from = await this.resolver.resolve(org_id, source);
+        await this.factory.reserve(context, children(from.commit.config));
       }
     } catch (error) {
       // by_vm and by_ref answer lookup failures with the hybrid body too; the others plainly.
@@ -48,22 +58,33 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
     }
     const created: { vm_id: string }[] = [];
     const env = await this.factory.envOf(context);
-    for (let i = 0; i < count; i++) {
-      try {
-        created.push({ vm_id: await this.factory.create(context, { config: from.commit.config, labels: null, source: from, env }, i, !skipWaitBoot) });
-      } catch (error) {
-        throw asBranchFailure(error, created);
-      }
+    const vms = children(from.commit.config).map((config) => ({ config, labels: null, source: from, env }));
+    try {
+      await this.factory.createAll(context, vms, !skipWaitBoot, (vm_id) => created.push({ vm_id }));
+    } catch (error) {
+      throw asBranchFailure(error, created);
     }
     return { vms: created, memory_preserved: from.commit.includes_memory };
   }
 
-  /** Commits a live VM under a commit id derived from this request, then reads the commit back. */
-  private async commitVm(context: RequestContext, vm_id: string, keepPaused: boolean, skipWaitBoot: boolean): Promise<SourceCommit> {
+  /**
+   * Checks the commit can be taken, reserves the children's share (the VM's shape is theirs),
+   * commits the live VM under a commit id derived from this request, then reads the commit back.
+   * A commit refused after all (the VM turned busy meanwhile) gives the shares back.
+   */
+  private async commitVm(context: RequestContext, vm_id: string, count: number, keepPaused: boolean, skipWaitBoot: boolean): Promise<SourceCommit> {
     const org_id = context.principal.org_id;
     const commit_id = deterministicUuid(context.command.command_id, 'branch-commit');
     const commit = { commit_id, name: `branch-${commit_id.slice(0, 8)}`, description: `branch of vm ${vm_id}`, keep_paused: keepPaused, chosen_by_client: false };
-    await this.committer.commit(org_id, vm_id, commit, skipWaitBoot, stepContext(context.command, 'commit'));
+    const step = stepContext(context.command, 'commit');
+    const { vm } = await this.committer.check(org_id, vm_id, commit, skipWaitBoot, step);
+    await this.factory.reserve(context, Array.from({ length: count }, () => vm.config));
+    try {
+      await this.committer.commit(org_id, vm_id, commit, skipWaitBoot, step);
+    } catch (error) {
+      await this.factory.releaseUnrequested(context, count);
+      throw error;
+    }
     return { commit: await this.commits.getReadable(org_id, commit_id), through_public_repository: false };
   }
 }

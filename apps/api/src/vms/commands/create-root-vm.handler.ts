@@ -10,22 +10,16 @@ export class CreateRootVmHandler implements ICommandHandler<CreateRootVmCommand>
 
   async execute({ context, config, waitBoot }: CreateRootVmCommand): Promise<{ vm_id: string }> {
     const image_name = requireBaseImage(config.image_name ?? VM_CONFIG_DEFAULTS.image_name);
-    const vm_id = await this.factory.create(
-      context,
-      {
-        config: {
-          vcpu_count: config.vcpu_count ?? VM_CONFIG_DEFAULTS.vcpu_count,
-          mem_size_mib: config.mem_size_mib ?? VM_CONFIG_DEFAULTS.mem_size_mib,
-          fs_size_mib: config.fs_size_mib ?? VM_CONFIG_DEFAULTS.fs_size_mib,
-          image_name,
-          kernel_name: config.kernel_name ?? VM_CONFIG_DEFAULTS.kernel_name,
-        },
-        labels: config.labels ?? null,
-        env: await this.factory.envOf(context),
-      },
-      0,
-      waitBoot,
-    );
+    const vmConfig = {
+      vcpu_count: config.vcpu_count ?? VM_CONFIG_DEFAULTS.vcpu_count,
+      mem_size_mib: config.mem_size_mib ?? VM_CONFIG_DEFAULTS.mem_size_mib,
+      fs_size_mib: config.fs_size_mib ?? VM_CONFIG_DEFAULTS.fs_size_mib,
+      image_name,
+      kernel_name: config.kernel_name ?? VM_CONFIG_DEFAULTS.kernel_name,
+    };
+    await this.factory.reserve(context, [vmConfig]);
+    let vm_id = '';
+    await this.factory.createAll(context, [{ config: vmConfig, labels: config.labels ?? null, env: await this.factory.envOf(context) }], waitBoot, (id) => (vm_id = id));
     return { vm_id };
   }
 }

@@ -16,7 +16,10 @@ export class CreateVmFromCommitHandler implements ICommandHandler<CreateVmFromCo
 
   async execute({ context, source }: CreateVmFromCommitCommand): Promise<{ vm_id: string }> {
     const resolved = await this.resolver.resolve(context.principal.org_id, source);
+    await this.factory.reserve(context, [resolved.commit.config]);
+    let vm_id = '';
     // VMs from a commit start from its snapshot and are running at once: wait for that, as a branch does.
-    return { vm_id: await this.factory.create(context, { config: resolved.commit.config, labels: null, source: resolved, env: await this.factory.envOf(context) }, 0, true) };
+    await this.factory.createAll(context, [{ config: resolved.commit.config, labels: null, source: resolved, env: await this.factory.envOf(context) }], true, (id) => (vm_id = id));
+    return { vm_id };
   }
 }
