@@ -79,6 +79,8 @@ export interface ProcessTrioOptions {
   env: Record<string, string>;
   /** One data directory for the three, or one each (only the stores are shared then). */
   dataDirs: 'shared' | 'separate';
+  /** Settings for the api alone, on top of `env`. */
+  apiEnv?: Record<string, string>;
 }
 
 export interface ProcessTrio {
@@ -121,7 +123,7 @@ export async function startProcessTrio(options: ProcessTrioOptions): Promise<Pro
   const apiUrl = `http://127.0.0.1:${port}`;
   const driver = createSandboxDriver({ dataDir: dirs.worker, cacheDir });
   const startService = (app: 'projector' | 'vm-worker', dataDir: string) => startProcess(distEntry(app), { ...env, ARBOR_DATA_DIR: dataDir });
-  const startApi = () => startProcess(distEntry('api'), { ...env, ARBOR_DATA_DIR: dirs.api, PORT: String(port) });
+  const startApi = () => startProcess(distEntry('api'), { ...env, ...options.apiEnv, ARBOR_DATA_DIR: dirs.api, PORT: String(port) });
   const running = {
     api: startApi(),
     projector: startService('projector', dirs.projector),
