@@ -82,10 +82,17 @@ describe('concurrent conflicting commands on one VM (HTTP)', () => {
     const { commit_id } = (await arbor.request('POST', `/api/v1/vm/${vm}/commit`, { headers: { 'x-correlation-id': 'a3c1f1d6-5a8e-4a7e-8a0e-2f5d8a9b7c10' } })).json;
     const feed = (await arbor.request('GET', '/api/v1/events?limit=1000')).json.events as { type: string; stream_id: string; event_id: string; metadata: { correlation_id: string; causation_id: string } }[];
     const related = feed.filter((e) => e.metadata.correlation_id === 'a3c1f1d6-5a8e-4a7e-8a0e-2f5d8a9b7c10');
-    expect(related.map((e) => `${e.stream_id.split('-')[0]}:${e.type}`)).toEqual(['vm:VmCommitRequested', 'commit:CommitCreated', 'vm:VmCommitted']);
-    expect(related[1].stream_id).toBe(`commit-${commit_id}`);
-    expect(related[1].metadata.causation_id).toBe(related[0].event_id);
-    expect(related[2].metadata.causation_id).toBe(related[0].event_id);
+    // The org's commit storage: reserved before the request, measured once the commit is taken.
+    expect(related.map((e) => `${e.stream_id.split('-')[0]}:${e.type}`)).toEqual([
+      'usage:CommitStorageReserved',
+      'vm:VmCommitRequested',
+      'usage:CommitStorageMeasured',
+      'commit:CommitCreated',
+      'vm:VmCommitted',
+    ]);
+    const [, requested, measured, created, committed] = related;
+    expect(created.stream_id).toBe(`commit-${commit_id}`);
+    for (const outcome of [measured, created, committed]) expect(outcome.metadata.causation_id).toBe(requested.event_id);
   });
 });
 

@@ -50,7 +50,7 @@ describe('exec bounds (api, projector and vm-worker as separate processes)', () 
     // cap; the api grows by what V8 lets pile up between collections, not by the output.
     process.stdout.write(`api resident memory: ${(baseline / MIB).toFixed(1)} MiB before, peak ${(peak / MIB).toFixed(1)} MiB while 64 MiB of output was answered\n`);
     expect(peak - baseline).toBeLessThan(LIMIT);
-  }, 300_000);
+  }, 600_000);
 
   it('SIGKILL of api and worker during an exec: the retry (same X-Idempotency-Key) gets a definite 200 saying it was lost, and it ran once', async () => {
     const key = randomUUID();
