@@ -9,8 +9,8 @@ import {
   VmExecResponseDto,
   VmExecStreamAttachRequestDto,
 } from '@arbor/contracts';
-import { AnyMember, Changes } from '../auth/changes.decorator';
 import { EVENT_STORE, type EventStore } from '@arbor/event-store';
+import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { RunExecCommand } from './commands/run-exec.command';
