@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Exec, GuestFile, Vm, VM_CONFIG_DEFAULTS, toFileChunks } from '@arbor/domain';
+import { Exec, execKey, GuestFile, Vm, VM_CONFIG_DEFAULTS, toFileChunks } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { WorkerTestBed } from './testing/worker-test-bed';
 
@@ -45,7 +45,7 @@ describe('vm-worker and secrets', () => {
     await bed.settle();
 
     expect((await driver.readFile(vm, '/etc/environment')).toString()).toBe('');
-    expect((await bed.store.readStream(Exec.stream(exec_id))).at(-1)).toMatchObject({
+    expect((await bed.store.readStream(Exec.stream(execKey('org-1', exec_id)))).at(-1)).toMatchObject({
       type: 'ExecFailed',
       data: { reason: "the exec's stdin can no longer be read: the org's secrets key was deleted" },
     });
