@@ -151,7 +151,7 @@ describe('secrets out of the log (HTTP, sandbox driver)', () => {
       const reader = new AggregateRepository(arbor.infra.eventStore, fresh.events);
       expect((await reader.load(EnvVars, arbor.adminKey.slice(0, 36))).state.vars.DB_PASSWORD).toMatch(/^arbor:sealed:v1:/);
       const exec = opened.filter((e) => e.type === 'ExecRequested' && e.metadata.org_id === orgId).at(-1)!;
-      expect(isSealed((await reader.load(Exec, (exec.data as { exec_id: string }).exec_id)).state.request!.stdin)).toBe(true);
+      expect(isSealed((await reader.loadStream(Exec, exec.stream_id)).state.request!.stdin)).toBe(true);
       const chunk = opened.find((e) => e.type === 'FileContentChunk' && e.metadata.org_id === orgId)!;
       expect((await reader.load(GuestFile, (chunk.data as { op_id: string }).op_id)).state.chunks.every(isSealed)).toBe(true);
     } finally {
