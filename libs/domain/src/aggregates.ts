@@ -6,6 +6,8 @@ import { commitIdDecider } from './commit/commit-id.decider';
 import { COMMIT_ID_EVENT_TYPES } from './commit/commit-id.events';
 import { commitDecider } from './commit/commit.decider';
 import { COMMIT_EVENT_TYPES } from './commit/commit.events';
+import { customDomainDecider } from './custom-domain/custom-domain.decider';
+import { CUSTOM_DOMAIN_EVENT_TYPES } from './custom-domain/custom-domain.events';
 import { envVarsDecider } from './env-vars/env-vars.decider';
 import { ENV_VARS_EVENT_TYPES } from './env-vars/env-vars.events';
 import { execDecider } from './exec/exec.decider';
@@ -79,6 +81,11 @@ export const Repository = defineAggregate({
 });
 /** `fork-<id>`: a fork of a public repository tag into an org, a saga the worker drives. */
 export const Fork = defineAggregate({ name: 'Fork', category: 'fork', decider: forkDecider, eventTypes: FORK_EVENT_TYPES, outcomes: forkOutcomes });
+/**
+ * `domain-<host name>`: a custom domain routed by the edge to a VM; the stream is the name's
+ * reservation across the installation (free again once removed).
+ */
+export const CustomDomain = defineAggregate({ name: 'CustomDomain', category: 'domain', decider: customDomainDecider, eventTypes: CUSTOM_DOMAIN_EVENT_TYPES });
 /** `envvars-<owner id>`: the env vars every new VM of a key's owner gets. */
 export const EnvVars = defineAggregate({ name: 'EnvVars', category: 'envvars', decider: envVarsDecider, eventTypes: ENV_VARS_EVENT_TYPES });
 /** `exec-<id>`: one command run in a VM, and its output. */
@@ -142,6 +149,7 @@ export const AGGREGATES: readonly AnyAggregate[] = [
   Tag,
   Repository,
   Fork,
+  CustomDomain,
   EnvVars,
   Exec,
   GuestFile,

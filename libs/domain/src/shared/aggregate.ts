@@ -18,7 +18,7 @@ export interface Aggregate<TId, TCommand extends DomainCommand, TState, TEvent e
   stream(id: TId): string;
 }
 
-/** An aggregate whose id is a plain string (a uuid): its stream names give the id back. */
+/** An aggregate whose id is a plain string (a uuid, a host name): its stream names give the id back. */
 export interface KeyedAggregate<TCommand extends DomainCommand, TState, TEvent extends DomainEvent>
   extends Aggregate<string, TCommand, TState, TEvent> {
   /** The id a stream of this aggregate names, or null for another aggregate's stream. */
