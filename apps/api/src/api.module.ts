@@ -23,6 +23,7 @@ import { EnvVarsModule } from './env-vars/env-vars.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { IdentityModule } from './identity/identity.module';
 import { ShellAuthModule } from './shell-auth/shell-auth.module';
+import { DomainsModule } from './domains/domains.module';
 
 /** The feature modules of the API, one per resource family. */
 const FEATURE_MODULES = [
@@ -39,6 +40,7 @@ const FEATURE_MODULES = [
   MetricsModule,
   IdentityModule,
   ShellAuthModule,
+  DomainsModule,
 ];
 
 @Module({})

@@ -2,6 +2,7 @@ import { DataDiskFloor, OrgQuotas, type AggregateRepository, type ResourceSettin
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import type { Log } from '@arbor/observability';
 import { CommitReactor } from './commit-reactor';
+import { DomainReleaser } from './domain-releaser';
 import { ExecRunner } from './exec-runner';
 import { ForkSaga } from './fork-saga';
 import { GuestFileReactor } from './guest-file-reactor';
@@ -15,7 +16,7 @@ export interface WorkerBounds {
   dataDir: string;
 }
 
-/** Every reactor the worker runs, one per aggregate it acts on; VM work only for VMs placed here. */
+/** Every reactor the worker runs, one per aggregate it acts on; VM work (and a VM's domains) only for VMs placed here. */
 export function createReactors(aggregates: AggregateRepository, driver: HypervisorDriver, placements: VmPlacements, log: Log, bounds: WorkerBounds): StreamReactor[] {
   const quotas = new OrgQuotas(aggregates, bounds.resources.limits);
   const disk = new DataDiskFloor(bounds.dataDir, bounds.resources.dataDiskFloorMib);
@@ -25,5 +26,6 @@ export function createReactors(aggregates: AggregateRepository, driver: Hypervis
     new ExecRunner(aggregates, driver, placements, log, { outputMaxBytes: bounds.resources.execOutputMaxBytes }),
     new GuestFileReactor(aggregates, driver, placements, log),
     new ForkSaga(aggregates, log),
+    new DomainReleaser(aggregates, placements, log),
   ];
 }

@@ -1,4 +1,5 @@
 import type { KeyedAggregate } from '@arbor/domain';
+import type { RecordedEvent } from '@arbor/event-store';
 
 /**
  * Something the worker keeps in line with the log: the streams of one aggregate, one entity per
@@ -16,4 +17,9 @@ export interface StreamReactor {
   react(id: string): Promise<boolean>;
   /** Entities the host has that the log may have forgotten (e.g. machines), reconciled on start. */
   discover?(): Promise<string[]>;
+  /**
+   * Entities of its aggregate that an event of another aggregate's stream concerns (a deleted
+   * VM's domains): they are reacted to as well, and the checkpoint waits for them too.
+   */
+  relatedTo?(event: RecordedEvent): string[];
 }

@@ -108,11 +108,12 @@ export class VmWorker {
 
   private async follow(subscription: AllSubscription): Promise<void> {
     for await (const event of subscription) {
-      const owned = this.reactorOf(event.stream_id) !== null;
-      if (owned) this.known.add(event.stream_id);
-      // The reaction's log lines (the driver's too) carry the correlation id of the event it answers.
-      const reaction = owned ? withLogContext({ correlation_id: event.metadata.correlation_id }, () => this.enqueue(event.stream_id)) : Promise.resolve();
-      this.track(event.position, reaction);
+      const streams = this.reactorOf(event.stream_id) ? [event.stream_id] : [];
+      for (const reactor of this.reactors.values()) streams.push(...(reactor.relatedTo?.(event) ?? []).map((id) => reactor.aggregate.stream(id)));
+      streams.forEach((stream) => this.known.add(stream));
+      // The reactions' log lines (the driver's too) carry the correlation id of the event they answer.
+      const reactions = withLogContext({ correlation_id: event.metadata.correlation_id }, () => Promise.all(streams.map((stream) => this.enqueue(stream))));
+      this.track(event.position, reactions.then(() => {}));
     }
   }
 

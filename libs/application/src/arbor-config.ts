@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { loadLogSettings, loadMetricsSettings, type LogSettings, type MetricsSettings } from '@arbor/observability';
 import { loadResourceSettings, type ResourceSettings } from './resource-settings';
 import { positiveSetting } from './settings';
+import { loadEdgeSettings, type EdgeSettings } from './edge-settings';
 import { loadShellAuthSettings, loadTrustProxy, type ShellAuthSettings } from './shell-auth-settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
 
@@ -44,6 +45,8 @@ export interface ArborConfig {
   vmNetwork: VmNetworkSettings;
   /** Quotas, per-VM maxima, the exec output cap and the data disk's free-space floor. */
   resources: ResourceSettings;
+  /** The edge: its domain, ports and certificate. */
+  edge: EdgeSettings;
 }
 
 /** Structurally the hypervisor's NetworkSettings (validated there, where the addresses are planned). */
@@ -81,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     keyUsageFlushMs: positiveSetting(env, 'ARBOR_KEY_USAGE_FLUSH_MS', 60_000),
     vmNetwork: loadVmNetworkSettings(env),
     resources: loadResourceSettings(env),
+    edge: loadEdgeSettings(env),
   };
 }
 

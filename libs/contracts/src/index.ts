@@ -14,3 +14,4 @@ export * from './http/repositories.dto';
 export * from './http/webhooks.dto';
 export * from './http/shell-auth.dto';
 export * from './http/identity.dto';
+export * from './http/domains.dto';

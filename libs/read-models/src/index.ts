@@ -7,5 +7,6 @@ export * from './documents/org.document';
 export * from './documents/identity.document';
 export * from './documents/repository.document';
 export * from './documents/webhook.document';
+export * from './documents/domain.document';
 export { SqliteReadModelStore, type SqliteReadModelStoreOptions } from './sqlite/sqlite-read-model-store';
 export { MongoReadModelStore } from './mongodb/mongo-read-model-store';

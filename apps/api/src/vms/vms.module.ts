@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CommitsModule } from '../commits/commits.module';
+import { DomainsModule } from '../domains/domains.module';
 import { BranchController } from './branch.controller';
 import { BranchVmsHandler } from './commands/branch-vms.handler';
 import { ChangeVmStateHandler } from './commands/change-vm-state.handler';
@@ -21,7 +22,7 @@ import { VmsController } from './vms.controller';
 
 /** VMs: create (new_root, from_commit, branch), list, status, metadata, labels, state, disk, commit, delete. */
 @Module({
-  imports: [CommitsModule],
+  imports: [CommitsModule, DomainsModule],
   controllers: [VmsController, BranchController, VmController],
   providers: [
     VmReadModel,

@@ -1,6 +1,7 @@
 import { apiKeysProjection } from './api-keys.projection';
 import { commitTagsProjection } from './commit-tags.projection';
 import { commitsProjection } from './commits.projection';
+import { domainsProjection } from './domains.projection';
 import { eventStatsProjection } from './event-stats.projection';
 import { execLogsProjection } from './exec-logs.projection';
 import { orgMembersProjection } from './org-members.projection';
@@ -26,5 +27,6 @@ export const ALL_PROJECTIONS: Projection[] = [
   execLogsProjection,
   eventStatsProjection,
   webhooksProjection,
+  domainsProjection,
 ];
 export type { Projection };

@@ -1,5 +1,6 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { AggregateRepository, Operations } from '@arbor/application';
+import { DomainReadModel } from '../../domains/domain-read-model';
 import { DomainError, Vm } from '@arbor/domain';
 import { HttpError } from '../../http/http-error';
 import { VmReadModel } from '../vm-read-model';
@@ -11,6 +12,7 @@ export class DeleteVmHandler implements ICommandHandler<DeleteVmCommand> {
     private readonly aggregates: AggregateRepository,
     private readonly operations: Operations,
     private readonly vms: VmReadModel,
+    private readonly domains: DomainReadModel,
   ) {}
 
   async execute({ context, vm_id, skipWaitBoot }: DeleteVmCommand): Promise<{ vm_id: string }> {
@@ -26,6 +28,8 @@ export class DeleteVmHandler implements ICommandHandler<DeleteVmCommand> {
     const result = await this.aggregates.handle(Vm, vm_id, { type: 'RequestVmDeletion' }, context.command);
     // Wait for the machine to be gone, whether this request or an earlier one asked for it.
     await this.operations.settle(Vm, vm_id, 'VmDeletionRequested', result.revision - result.event_ids.length);
+    // Its domains go with it (the worker frees them on VmDeleted): once answered, they are free.
+    await this.domains.waitUntilNoneOf(context.principal.org_id, vm_id);
     return { vm_id };
   }
 }
