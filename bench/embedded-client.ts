@@ -16,7 +16,7 @@ export interface BenchArbor {
 /** The embedded service on a fresh data directory, for benchmarks over real HTTP (silent unless given a log). */
 export async function startBenchArbor(env: Record<string, string> = {}, driver?: HypervisorDriver, log: Log = silentLog): Promise<BenchArbor> {
   const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-'));
-  const arbor = await startEmbedded(loadConfig({ ...process.env, ARBOR_DATA_DIR: dir, PORT: '0', ...env }), { driver, log });
+  const arbor = await startEmbedded(loadConfig({ ...process.env, ARBOR_DATA_DIR: dir, PORT: '0', EDGE_PORT: '0', EDGE_HTTP_PORT: '0', ...env }), { driver, log });
   const headers = { authorization: `Bearer ${arbor.createdAdminKey}`, 'content-type': 'application/json' };
   return {
     arbor,

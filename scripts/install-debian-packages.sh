@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Debian packages Arbor needs, by purpose, in one place; installs the ones missing (apt-get
 # update only when something is). Used by the quick start, CI and the qemu image builder.
-# Usage: scripts/install-debian-packages.sh sandbox qemu build
+# Usage: scripts/install-debian-packages.sh sandbox qemu edge build
 set -eu
 packages=""
 for purpose in "$@"; do
@@ -14,9 +14,12 @@ for purpose in "$@"; do
     # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
     # its guest image (root disk, initramfs); iproute2 and nftables the machines' networks.
     qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs iproute2 nftables openssh-client" ;;
+    # the edge's tests and its users: openssl s_client is the ssh ProxyCommand into a VM over
+    # TLS, ssh the client, curl for HTTPS to VMs; iproute2 puts test addresses on loopback.
+    edge) packages="$packages openssl openssh-client curl iproute2" ;;
     # node-gyp compiles better-sqlite3 when its prebuilt binary cannot be downloaded.
     build) packages="$packages python3 make g++" ;;
-    *) echo "install-debian-packages: unknown purpose '$purpose' (sandbox, qemu, build)" >&2; exit 2 ;;
+    *) echo "install-debian-packages: unknown purpose '$purpose' (sandbox, qemu, edge, build)" >&2; exit 2 ;;
   esac
 done
 

@@ -23,7 +23,7 @@ command -v npm >/dev/null || need_node "node $node_version has no npm"
 
 # sandbox and qemu drivers (auto picks qemu where KVM works; npm test exercises both), and the
 # build tools better-sqlite3 may need.
-./scripts/install-debian-packages.sh sandbox qemu build
+./scripts/install-debian-packages.sh sandbox qemu edge build
 
 npm install --no-audit --no-fund
 exec npm start

@@ -6,7 +6,7 @@ import type { HypervisorDriver } from '@arbor/hypervisor';
 import { type Log, silentLog } from '@arbor/observability';
 import { startEmbedded, type EmbeddedArbor } from '../../apps/embedded/src/embedded';
 import { httpClient, type ApiAnswer, type RequestOptions } from './api-client';
-import { EMBEDDED_STORES, TEST_SERVICE_DEFAULTS } from './processes';
+import { ANY_EDGE_PORTS, EMBEDDED_STORES, TEST_SERVICE_DEFAULTS } from './processes';
 
 export interface TestArbor extends EmbeddedArbor {
   config: ArborConfig;
@@ -28,7 +28,7 @@ export type TestResponse = ApiAnswer;
  */
 export async function startTestArbor(options: { driver?: HypervisorDriver; env?: Record<string, string>; dataDir?: string; log?: Log } = {}): Promise<TestArbor> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'arbor-test-'));
-  const config = loadConfig({ ...process.env, ...EMBEDDED_STORES, ...TEST_SERVICE_DEFAULTS, ARBOR_DATA_DIR: dataDir, PORT: '0', EDGE_PORT: '0', EDGE_HTTP_PORT: '0', ARBOR_WAIT_TIMEOUT_MS: '60000', ...options.env });
+  const config = loadConfig({ ...process.env, ...EMBEDDED_STORES, ...TEST_SERVICE_DEFAULTS, ARBOR_DATA_DIR: dataDir, PORT: '0', ...ANY_EDGE_PORTS, ARBOR_WAIT_TIMEOUT_MS: '60000', ...options.env });
   const arbor = await startEmbedded(config, { driver: options.driver, log: options.log ?? silentLog });
   const adminKey = arbor.createdAdminKey ?? readFileSync(arbor.adminKeyFile, 'utf8').trim();
   const request = httpClient(arbor.url, adminKey);

@@ -12,7 +12,7 @@ import { apiClient, httpClient } from './api-client';
 const ROOT = projectRoot(__dirname);
 
 /** Compiled entry points, so tests run the same files `npm run start:*` runs. */
-export function distEntry(app: 'api' | 'projector' | 'vm-worker' | 'embedded', file = 'main.js'): string {
+export function distEntry(app: 'api' | 'projector' | 'vm-worker' | 'embedded' | 'edge', file = 'main.js'): string {
   const entry = join(ROOT, 'dist', 'apps', app, 'src', file);
   if (!existsSync(entry)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
   return entry;
@@ -39,9 +39,12 @@ export const EMBEDDED_STORES = { EVENTSTORE_URL: '', MONGODB_URL: '' } as const;
  */
 export const TEST_SERVICE_DEFAULTS = { ARBOR_KEY_USAGE_FLUSH_MS: '3600000' } as const;
 
+/** Any free ports for the edge, so processes started side by side (and other checkouts' tests) never share one. */
+export const ANY_EDGE_PORTS = { EDGE_PORT: '0', EDGE_HTTP_PORT: '0' } as const;
+
 /** Starts a built entry point with the test's environment, on the embedded stores unless `env` says otherwise. */
 export function startProcess(entry: string, env: Record<string, string>): RunningProcess {
-  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { ...process.env, ...EMBEDDED_STORES, ...TEST_SERVICE_DEFAULTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { ...process.env, ...EMBEDDED_STORES, ...TEST_SERVICE_DEFAULTS, ...ANY_EDGE_PORTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));

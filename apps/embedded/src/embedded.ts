@@ -5,6 +5,7 @@ import type { HypervisorDriver } from '@arbor/hypervisor';
 import { createLog, infoLines, type Log } from '@arbor/observability';
 import { bootstrapAdminKey } from '../../api/src/bootstrap/bootstrap-admin-key';
 import { createApiApp } from '../../api/src/create-api-app';
+import { Edge } from '../../edge/src/edge';
 import { Projector } from '../../projector/src/projector';
 import { ALL_PROJECTIONS } from '../../projector/src/projections';
 import { VmWorker } from '../../vm-worker/src/vm-worker';
@@ -18,6 +19,7 @@ export interface EmbeddedArbor {
   projector: Projector;
   worker: VmWorker;
   webhooks: WebhookDeliverer;
+  edge: Edge;
   driver: HypervisorDriver;
   /** The admin key, when this start created it (first start on an empty store). */
   createdAdminKey: string | null;
@@ -27,7 +29,7 @@ export interface EmbeddedArbor {
 }
 
 /**
- * api + projector + vm-worker + webhook deliverer in one process on one set of stores: the
+ * api + projector + vm-worker + webhook deliverer + edge in one process on one set of stores: the
  * default way to run Arbor. Stopping leaves the machines running; the next start finds them again.
  */
 export async function startEmbedded(
@@ -56,6 +58,7 @@ export async function startEmbedded(
   const bootstrap = await bootstrapAdminKey(infra.eventStore, config);
   const app = await createApiApp(infra, { log });
   await app.listen(config.port, '0.0.0.0');
+  const edge = await Edge.start(config, infra, log);
   const address = app.getHttpServer().address() as { port: number };
   return {
     infra,
@@ -63,11 +66,13 @@ export async function startEmbedded(
     projector,
     worker,
     webhooks,
+    edge,
     driver,
     createdAdminKey: bootstrap.created_key,
     adminKeyFile: bootstrap.key_file,
     url: `http://127.0.0.1:${address.port}`,
     async stop() {
+      await edge.stop();
       await app.close();
       await webhooks.stop();
       await worker.stop();

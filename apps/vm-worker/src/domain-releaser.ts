@@ -3,6 +3,7 @@ import { CustomDomain, deterministicUuid, Vm } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
+import { type Log, silentLog } from '@arbor/observability';
 
 /**
  * Deleting a VM frees its custom domains: for each name a deleted VM still holds, DomainRemoved
@@ -22,7 +23,7 @@ export class DomainReleaser implements StreamReactor {
   constructor(
     private readonly aggregates: AggregateRepository,
     private readonly placements: VmPlacements,
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: Log = silentLog,
   ) {}
 
   relatedTo(event: RecordedEvent): string[] {
@@ -46,7 +47,7 @@ export class DomainReleaser implements StreamReactor {
       ? causedBy(deletion, 'ReleaseDomain', name)
       : { command_id, correlation_id: command_id, causation_id: held.domain_id, actor_key_id: null, org_id: held.org_id };
     await this.aggregates.handle(CustomDomain, name, { type: 'ReleaseDomain', vm_id: held.vm_id, now: new Date().toISOString() }, context);
-    this.log(`worker: domain ${name} released: its VM ${held.vm_id} is deleted`);
+    this.log.info(`worker: domain ${name} released: its VM ${held.vm_id} is deleted`);
     this.forget(name);
     return false;
   }

@@ -1,0 +1,111 @@
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
+import { type ArborConfig, vmNameSuffix } from '@arbor/application';
+import type { EventStore } from '@arbor/event-store';
+import type { ReadModelStore } from '@arbor/read-models';
+import { enterHttp } from './http-entrance';
+import type { EdgeRouting } from './proxy/route-connection';
+import { OpenConnections } from './routing/open-connections';
+import { RouteChanges } from './routing/route-changes';
+import { RouteTable } from './routing/route-table';
+import { enterTls } from './tls-entrance';
+import { type EdgeCertificate, loadEdgeCertificate } from './tls/edge-certificate';
+import { type Log, silentLog } from '@arbor/observability';
+
+/** How often the edge checks whether its certificate is due again (a certificate of Arbor's CA is renewed 30 days ahead). */
+const CERTIFICATE_CHECK_MS = 12 * 3_600_000;
+/** Connections one edge process holds at once; past it new ones wait in the listen backlog. */
+const MAX_CONNECTIONS = 20_000;
+
+export interface EdgeStores {
+  eventStore: EventStore;
+  readModels: ReadModelStore;
+}
+
+/**
+ * The edge: a TLS-terminating proxy into VMs (apps/edge). Stateless: it routes by the read models
+ * and follows the log only to end connections a change makes wrong, so any number may run.
+ */
+export class Edge {
+  private certificate!: EdgeCertificate;
+  private secureContext!: SecureContext;
+  private readonly servers: Server[] = [];
+  private readonly sockets = new Set<Socket>();
+  private readonly connections = new OpenConnections();
+  private readonly changes: RouteChanges;
+  private readonly routing: EdgeRouting;
+  private renewal: NodeJS.Timeout | null = null;
+  tlsPort = 0;
+  httpPort: number | null = null;
+
+  private constructor(
+    private readonly config: ArborConfig,
+    stores: EdgeStores,
+    private readonly log: Log,
+  ) {
+    this.routing = { routes: new RouteTable(stores.readModels), connections: this.connections, vmSuffix: vmNameSuffix(config.edge), log };
+    this.changes = new RouteChanges(stores.eventStore, this.connections, log);
+  }
+
+  static async start(config: ArborConfig, stores: EdgeStores, log: Log = silentLog): Promise<Edge> {
+    const edge = new Edge(config, stores, log);
+    await edge.loadCertificate();
+    await edge.changes.start();
+    const settings = config.edge;
+    edge.tlsPort = await edge.listen(settings.tlsPort, (socket) => enterTls(socket, () => edge.secureContext, edge.routing));
+    if (settings.httpPort !== null) edge.httpPort = await edge.listen(settings.httpPort, (socket) => enterHttp(socket, edge.routing));
+    edge.renewal = setInterval(() => void edge.loadCertificate().catch((error) => log.error(`edge: renewing the certificate failed: ${(error as Error).message}`)), CERTIFICATE_CHECK_MS);
+    edge.renewal.unref();
+    return edge;
+  }
+
+  /** The CA certificate clients trust (Arbor's own CA), or null when the operator gave the certificate. */
+  get caFile(): string | null {
+    return this.certificate.caFile;
+  }
+
+  get openConnections(): number {
+    return this.connections.size;
+  }
+
+  /** Stops listening and ends every connection still open. */
+  async stop(): Promise<void> {
+    if (this.renewal) clearInterval(this.renewal);
+    const closed = this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+    this.connections.closeAll();
+    this.sockets.forEach((socket) => socket.destroy());
+    await Promise.all(closed);
+    await this.changes.stop();
+  }
+
+  private async loadCertificate(): Promise<void> {
+    const certificate = await loadEdgeCertificate(this.config.edge, this.config.dataDir);
+    if (this.certificate?.cert === certificate.cert) return;
+    this.secureContext = createSecureContext({ key: certificate.key, cert: certificate.cert, minVersion: 'TLSv1.2' });
+    this.certificate = certificate;
+  }
+
+  private listen(port: number, enter: (socket: Socket) => Promise<void>): Promise<number> {
+    const server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+      enter(socket).catch((error) => {
+        this.log.warn(`edge: a connection failed: ${(error as Error).message}`);
+        socket.destroy();
+      });
+    });
+    server.maxConnections = MAX_CONNECTIONS;
+    this.servers.push(server);
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      const host = this.config.edge.host;
+      const onListening = () => {
+        server.off('error', reject);
+        resolve((server.address() as AddressInfo).port);
+      };
+      if (host) server.listen(port, host, onListening);
+      else server.listen(port, onListening);
+    });
+  }
+}

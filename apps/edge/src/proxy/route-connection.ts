@@ -1,0 +1,51 @@
+import type { Duplex } from 'node:stream';
+import { httpRefusal } from '../http/http-head';
+import type { EdgeName } from '../routing/edge-names';
+import type { OpenConnections } from '../routing/open-connections';
+import type { RouteTable } from '../routing/route-table';
+import { connectUpstream, splice, UpstreamError } from './upstream';
+import type { Log } from '@arbor/observability';
+
+/** What every entrance routes with. */
+export interface EdgeRouting {
+  routes: RouteTable;
+  connections: OpenConnections;
+  /** `.vm.<edge domain>`: the end of every VM's own name. */
+  vmSuffix: string;
+  log: Log;
+}
+
+/** How the client hears that its connection goes nowhere: an HTTP answer when it spoke HTTP, else the connection ends. */
+export type Refusal = 'http' | 'close';
+
+/**
+ * Sends one connection on to `port` of the VM `name` routes to: the route (refused with its reason
+ * when the VM does not exist or does not run), the connection to the VM's address, then the
+ * bytes both ways. The connection is tracked, so the VM's deletion or the domain's removal ends it.
+ */
+export async function routeConnection(client: Duplex, name: EdgeName, port: number, firstBytes: Buffer, refusal: Refusal, routing: EdgeRouting): Promise<void> {
+  const route = await routing.routes.route(name);
+  if (!route.ok) return refuse(client, refusal, route.status, route.reason, routing);
+  if (client.destroyed) return;
+  const connection = routing.connections.add(route.vm_id, name.kind === 'domain' ? name.domain : null, client);
+  let upstream;
+  try {
+    upstream = await connectUpstream(route.address, port, `vm ${route.vm_id}`);
+  } catch (error) {
+    if (!(error instanceof UpstreamError)) throw error;
+    return refuse(client, refusal, error.status, error.message, routing);
+  }
+  if (client.destroyed) {
+    upstream.destroy(); // closed meanwhile: its VM is going, or the client went
+    return;
+  }
+  routing.connections.attach(connection, upstream);
+  splice(client, upstream, firstBytes);
+}
+
+export function refuse(client: Duplex, refusal: Refusal, status: number, reason: string, routing: Pick<EdgeRouting, 'log'>): void {
+  routing.log.debug(`edge: refused a connection (${status}): ${reason}`);
+  if (refusal !== 'http' || client.destroyed) return void client.destroy();
+  client.end(httpRefusal(status, reason));
+  setTimeout(() => client.destroy(), 2000).unref(); // the answer's bytes have gone by then, whatever the client does
+}
