@@ -5,6 +5,7 @@ import { benchApiReads } from './api-reads.bench';
 import { benchCommitAndBranch, benchParentsChain } from './commits.bench';
 import { benchConcurrentMachines } from './concurrency.bench';
 import { benchDriver } from './drivers.bench';
+import { benchEdgeProxy, benchEdgeVms } from './edge.bench';
 import { benchExec } from './exec.bench';
 import { benchInstrumentation } from './instrumentation.bench';
 import { benchNetwork } from './network.bench';
@@ -37,6 +38,10 @@ async function main() {
   await benchParentsChain();
   console.log('');
   await benchRepositories();
+  console.log('');
+  await benchEdgeProxy();
+  console.log('');
+  await benchEdgeVms('sandbox');
   console.log('');
   await benchExec('sandbox', 100);
   console.log('');
