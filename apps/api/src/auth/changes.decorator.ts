@@ -14,8 +14,9 @@ import { SetMetadata } from '@nestjs/common';
  * | repo_tag      | repo_name, tag_name      | the user of the key that created the tag      |
  * | webhook       | webhook_id               | the user of the key that registered it        |
  * | api_key       | key_id                   | the key's own user                            |
+ * | domain        | domain_id                | the user of the key that added it             |
  */
-export type ChangedResource = 'vm' | 'vm_or_commit' | 'commit' | 'commit_tag' | 'repository' | 'repo_tag' | 'webhook' | 'api_key';
+export type ChangedResource = 'vm' | 'vm_or_commit' | 'commit' | 'commit_tag' | 'repository' | 'repo_tag' | 'webhook' | 'api_key' | 'domain';
 
 export const CHANGES = 'arbor:changes';
 export const ANY_MEMBER = 'arbor:any-member';

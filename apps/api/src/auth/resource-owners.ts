@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AggregateRepository } from '@arbor/application';
-import { ApiKey, Repository, Tag, Webhook } from '@arbor/domain';
+import { ApiKey, CustomDomain, Repository, Tag, Webhook } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
-import { COMMITS_COLLECTION, READ_MODEL_STORE, VMS_COLLECTION, type CommitDocument, type ReadModelStore, type VmDocument } from '@arbor/read-models';
+import { COMMITS_COLLECTION, DOMAINS_COLLECTION, READ_MODEL_STORE, VMS_COLLECTION, type CommitDocument, type DomainDocument, type ReadModelStore, type VmDocument } from '@arbor/read-models';
 import type { ChangedResource } from './changes.decorator';
 
 /** A resource of the caller's org, named for messages, and the user who owns it (null: no member's). */
@@ -13,7 +13,7 @@ export interface OwnedResource {
 
 /**
  * Who owns a resource: the user of the key that created it. VMs and commits record that key as
- * their `owner_id`; tags, repositories, repository tags and webhooks have it as the
+ * their `owner_id`; tags, repositories, repository tags, webhooks and domains have it as the
  * `actor_key_id` of the event that created them (the fork saga writes its steps as the key that
  * asked for the fork); an API key is its own user's. Null for a resource the caller's org does
  * not have: the handler answers for it as before (404, or the contract's 403 for a VM deletion).
@@ -58,6 +58,12 @@ export class ResourceOwners {
       case 'api_key': {
         const { state } = await this.aggregates.load(ApiKey, params.key_id);
         return state.key?.org_id === org_id ? { what: 'API key', owner_user_id: state.key.user_id } : null;
+      }
+      case 'domain': {
+        const domain = await this.readModels.findOne<DomainDocument>(DOMAINS_COLLECTION, { _id: params.domain_id, org_id });
+        if (!domain) return null;
+        const { recorded } = await this.aggregates.load(CustomDomain, domain.domain);
+        return this.createdBy('domain', lastOf(recorded, 'DomainAdded', (data) => data.domain_id === domain.domain_id));
       }
     }
   }

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CreateDomainRequestDto, DeleteDomainResponseDto, DomainResponseDto, ListDomainsQueryDto } from '@arbor/contracts';
+import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { AddDomainCommand, RemoveDomainCommand } from './commands/domain-commands';
@@ -28,6 +29,7 @@ export class DomainsController {
     return (await this.domains.list(ctx.principal.org_id, query.vm_id?.toLowerCase())).map(presentDomain);
   }
 
+  @AnyMember('adds a domain of the caller\'s own; it routes traffic to a VM of the org and changes nothing in it')
   @Post()
   @HttpCode(201)
   @ApiCreatedResponse({
@@ -44,6 +46,7 @@ export class DomainsController {
     return presentDomain(await this.domains.get(ctx.principal.org_id, domainId));
   }
 
+  @Changes('domain')
   @Delete(':domain_id')
   @HttpCode(200)
   @ApiOkResponse({ type: DeleteDomainResponseDto, description: 'The name is no longer routed and is free again' })
