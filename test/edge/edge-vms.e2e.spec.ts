@@ -3,17 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { EVENT_CATALOGUE } from '@arbor/domain';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { startGuestHttpServer } from '../../bench/guest-http-server';
 
 const run = promisify(execFile);
 const DOMAIN = 'arbor.test';
-/**
- * These need what the `network` branch brings (each VM on its own network, reachable at its `ip`,
- * and an SSH server in the images): they run once its VmNetworkAttached is in the catalogue.
- */
-const withVmNetworks = EVENT_CATALOGUE.VmNetworkAttached ? describe : describe.skip;
 
 /**
  * The edge into real machines, on both drivers, as users reach them: a real `ssh` (Debian's
@@ -22,7 +16,7 @@ const withVmNetworks = EVENT_CATALOGUE.VmNetworkAttached ? describe : describe.s
  * VM (on `::`) is fetched by its custom domain and by `<vm_id>.vm.<domain>:<port>`.
  */
 for (const driver of ['sandbox', 'qemu'] as const) {
-  withVmNetworks(`the edge into ${driver} VMs (real ssh, real HTTP)`, () => {
+  describe(`the edge into ${driver} VMs (real ssh, real HTTP)`, () => {
     let arbor: TestArbor;
     let dir: string;
     let ca: string;
