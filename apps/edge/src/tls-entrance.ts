@@ -5,7 +5,6 @@ import { readFirstBytes } from './proxy/first-bytes';
 import { refuse, routeConnection, type EdgeRouting } from './proxy/route-connection';
 import { edgeName } from './routing/edge-names';
 import { MAX_CLIENT_HELLO_BYTES, parseClientHello, UNRECOGNIZED_NAME_ALERT } from './tls/client-hello';
-import type { Log } from '@arbor/observability';
 
 /** How long a client has for its ClientHello, its handshake, and its request head. */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
