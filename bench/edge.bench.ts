@@ -5,7 +5,6 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { EVENT_CATALOGUE } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { startBenchArbor } from './embedded-client';
 import { startGuestHttpServer } from './guest-http-server';
@@ -77,7 +76,6 @@ export async function benchEdgeProxy(rounds = 300): Promise<void> {
  */
 export async function benchEdgeVms(driver: 'sandbox' | 'qemu', rounds = 20): Promise<void> {
   console.log(`Edge into ${driver} VMs (real ssh through openssl s_client; a fresh connection each time)`);
-  if (!EVENT_CATALOGUE.VmNetworkAttached) return console.log('  skipped: needs per-VM networks and SSH in the images (the network work)');
   const bench = await startBenchArbor({ HYPERVISOR: driver, ARBOR_EDGE_DOMAIN: DOMAIN });
   const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-edge-'));
   try {
