@@ -71,8 +71,7 @@ export async function benchEdgeProxy(rounds = 300): Promise<void> {
 /**
  * Into real machines (`driver`): SSH connect → first command output through the edge against
  * straight to the VM's address, an HTTP GET likewise (a server in the VM), and create → reachable
- * by SSH through the edge. Needs per-VM networks and an SSH server in the images (the `network`
- * work): skipped, saying so, until VmNetworkAttached is in the catalogue.
+ * by SSH through the edge (each VM's own network and SSH server).
  */
 export async function benchEdgeVms(driver: 'sandbox' | 'qemu', rounds = 20): Promise<void> {
   console.log(`Edge into ${driver} VMs (real ssh through openssl s_client; a fresh connection each time)`);
