@@ -109,6 +109,15 @@ describe('the role rule on every write operation (HTTP)', () => {
     { name: 'PATCH /repositories/{name}/tags/{tag}', ...onRepoTag((repo, tag) => ({ method: 'PATCH', path: `/api/v1/repositories/${repo}/tags/${tag}`, body: { description: 'moved' } }), 204) },
     { name: 'DELETE /repositories/{name}/tags/{tag}', ...onRepoTag((repo, tag) => ({ method: 'DELETE', path: `/api/v1/repositories/${repo}/tags/${tag}` }), 204) },
     {
+      // A domain routes to the org's VM: any member adds one; who added it (or an admin) removes it.
+      name: 'DELETE /domains/{id}',
+      make: async (key) => {
+        const { domain_id } = await send(key, 'POST', '/api/v1/domains', { vm_id: await vmOf(owner.key), domain: `d-${randomUUID().slice(0, 8)}.example.com` });
+        return (missing) => ({ method: 'DELETE', path: `/api/v1/domains/${missing ? randomUUID() : domain_id}` });
+      },
+      ok: 200,
+    },
+    {
       name: 'DELETE /arbor/v1/webhooks/{id}',
       make: async (key) => {
         const { webhook_id } = await send(key, 'POST', '/arbor/v1/webhooks', { url: 'https://example.com/hook' });
