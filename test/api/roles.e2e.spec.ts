@@ -22,7 +22,9 @@ describe('the role rule on every write operation (HTTP)', () => {
   let outsider: IssuedTestKey;
 
   beforeAll(async () => {
-    arbor = await startTestArbor({ driver: new InMemoryDriver() });
+    // Every operation makes its own VMs: far more than an org's default quota allows.
+    const roomy = { ARBOR_QUOTA_VMS: '1000', ARBOR_QUOTA_VCPUS: '10000', ARBOR_QUOTA_MEMORY_MIB: '100000000', ARBOR_QUOTA_DISK_MIB: '100000000', ARBOR_QUOTA_COMMIT_MIB: '100000000' };
+    arbor = await startTestArbor({ driver: new InMemoryDriver(), env: roomy });
     owner = await issueKeyForNewOrg(arbor.infra.eventStore);
     admin = await issueKeyForMember(arbor.infra.eventStore, owner.org_id, 'admin');
     member = await issueKeyForMember(arbor.infra.eventStore, owner.org_id, 'member');
