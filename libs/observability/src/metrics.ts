@@ -65,10 +65,13 @@ export const webhookAttempts = new Counter({
   labelNames: ['result'] as const,
 });
 
-/** Measured at each scrape (see follower-lag.ts); both gauges share one measurement. */
+/**
+ * Measured at each scrape (see follower-lag.ts); both gauges, collected together, share the
+ * measurement in flight. None outlives its scrape: a later scrape measures again.
+ */
 let lagMeasurement: Promise<Awaited<ReturnType<typeof followerLags>>> | null = null;
 async function measureLag(field: 'positions' | 'seconds', gauge: Gauge<'follower'>): Promise<void> {
-  lagMeasurement ??= followerLags().finally(() => setTimeout(() => (lagMeasurement = null), 100).unref());
+  lagMeasurement ??= followerLags().finally(() => (lagMeasurement = null));
   const lags = await lagMeasurement;
   gauge.reset();
   for (const [follower, lag] of lags) gauge.set({ follower }, lag[field]);
