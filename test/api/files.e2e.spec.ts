@@ -30,8 +30,7 @@ describe('guest files (HTTP, sandbox driver)', () => {
     return out;
   };
   const expectEmpty200 = (res: { status: number; text: string; headers: Headers }) => {
-    expect(res.status).toBe(200);
-    expect(res.text).toBe('');
+    expect({ status: res.status, text: res.text }).toEqual({ status: 200, text: '' });
     expect(res.headers.get('content-type')).toBeNull();
   };
 
