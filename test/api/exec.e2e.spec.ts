@@ -185,6 +185,22 @@ describe('exec (HTTP, sandbox driver)', () => {
       expect(decode((await attach({ exec_id: id })).lines).toString()).toBe('a\nb\n');
     });
 
+    it('a cursor past the end of a finished exec answers at once with the exit alone', async () => {
+      const all = (await attach({ exec_id })).lines;
+      const exit = all[all.length - 1];
+      for (const cursor of [exit.cursor, exit.cursor + 1, 1_000_000, Number.MAX_SAFE_INTEGER]) {
+        const res = await attach({ exec_id, cursor });
+        expect({ cursor, status: res.status, lines: res.lines }).toEqual({ cursor, status: 200, lines: [exit] });
+      }
+    });
+
+    it('a cursor far past the output of a running exec follows it to its exit', async () => {
+      const id = randomUUID();
+      await readThenDisconnect(`/api/v1/vm/${vmId}/exec/stream`, sh('echo early; sleep 1; echo late', { exec_id: id }), 1);
+      const res = await attach({ exec_id: id, cursor: 1_000_000 });
+      expect(res.lines).toEqual([expect.objectContaining({ type: 'exit', exec_id: id, exit_code: 0 })]);
+    });
+
     it('an unknown exec, or one of another VM, is 404 "exec not found"', async () => {
       const unknown = await post(`/api/v1/vm/${vmId}/exec/stream/attach`, { exec_id: randomUUID() });
       expect(unknown.status).toBe(404);
@@ -274,6 +290,37 @@ describe('exec (HTTP, sandbox driver)', () => {
       expect((await arbor.request('POST', `/api/v1/vm/${vmId}/exec/stream/attach`, { body: { cursor: 1 } })).status).toBe(422);
       expect((await exec({ command: [] })).status).toBe(400);
       expect((await arbor.request('POST', '/api/v1/vm/not-a-uuid/exec', { body: { command: ['true'] } })).status).toBe(400);
+    });
+
+    it.each([
+      ['a NUL byte in a command argument', { command: ['echo', 'a\0b'] }, 'command: command[1] contains a NUL byte'],
+      ['a NUL byte in an env value', { command: ['true'], env: { A: 'b\0' } }, 'env: env.A contains a NUL byte'],
+      ['a NUL byte in an env key', { command: ['true'], env: { 'A\0': 'b' } }, 'env: env key "A\\u0000" must be non-empty'],
+      ["an env key with '='", { command: ['true'], env: { 'A=B': 'c' } }, 'env: env key "A=B" must be non-empty'],
+      ['a NUL byte in working_dir', { command: ['pwd'], working_dir: '/tmp\0' }, 'working_dir: working_dir contains a NUL byte'],
+      ['a megabyte-long argument', { command: ['echo', 'x'.repeat(1 << 20)] }, 'command: command[1] is 1048576 bytes; one entry may be at most 131071'],
+      ['a megabyte-long env value', { command: ['true'], env: { A: 'x'.repeat(1 << 20) } }, 'env: env.A is 1048578 bytes'],
+      ['a megabyte-long working_dir', { command: ['pwd'], working_dir: `/${'x'.repeat(1 << 20)}` }, 'working_dir: working_dir is 1048577 bytes; a path may be at most 4095'],
+      ['arguments over 1 MiB in all', { command: ['echo', ...Array(9).fill('x'.repeat(128 * 1024 - 1))] }, 'command: command, env and working_dir together are'],
+    ])('%s is a 422 naming the field, for exec and stream, and nothing is logged', async (_, body, message) => {
+      const before = await arbor.infra.eventStore.headPosition();
+      for (const path of ['exec', 'exec/stream']) {
+        const res = await arbor.request('POST', `/api/v1/vm/${vmId}/${path}`, { body });
+        expect({ path, status: res.status }).toEqual({ path, status: 422 });
+        expect(res.json).toEqual({ error: expect.stringContaining(`Failed to deserialize the JSON body into the target type: ${message}`), success: false });
+      }
+      expect(await arbor.infra.eventStore.headPosition()).toBe(before);
+    });
+
+    it('takes arguments, env and working_dir up to the limits a process can be given', async () => {
+      const longest = 'y'.repeat(128 * 1024 - 1);
+      const res = await exec({ command: ['sh', '-c', 'printf %s "$1" | wc -c; printf %s "$BIG" | wc -c', 'sh', longest], env: { BIG: longest.slice(4) } });
+      expect(res.json).toEqual({ exit_code: 0, stdout: '131071\n131067\n', stderr: '' });
+    });
+
+    it('a timeout longer than a timer can hold is a long timeout, not an immediate kill', async () => {
+      const res = await exec({ command: ['echo', 'finished'], timeout_secs: 2 ** 31 });
+      expect(res.json).toEqual({ exit_code: 0, stdout: 'finished\n', stderr: '' });
     });
 
     it('reusing an exec_id is a 409', async () => {

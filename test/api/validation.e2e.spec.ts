@@ -48,6 +48,38 @@ describe('input validation at the edge (HTTP)', () => {
     expect(res.json.error).toMatch(/^Failed to parse the request body as JSON/);
   });
 
+  it.each([
+    ['arrays', (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`],
+    ['objects', (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`],
+  ])('a body of %s nested thousands of levels deep → 400 before it is parsed, nothing appended', async (_, nested) => {
+    const before = await headPosition();
+    for (const [method, path, body] of [
+      ['POST', '/api/v1/vm/new_root', `{"vm_config":{"labels":${nested(5000)}}}`],
+      ['POST', `/api/v1/vm/${vmId}/exec`, `{"command":${nested(5000)}}`],
+      ['PATCH', `/api/v1/vm/${vmId}/label`, nested(100_000)],
+      ['PUT', '/api/v1/env_vars', `{"vars":${nested(5000)}}`],
+    ] as const) {
+      const res = await arbor.request(method, path, { rawBody: body, headers: { 'content-type': 'application/json' } });
+      expect({ path, status: res.status, body: res.json }).toEqual({
+        path,
+        status: 400,
+        body: { error: 'Failed to parse the request body as JSON: nested deeper than 32 levels', success: false },
+      });
+    }
+    expect(await headPosition()).toBe(before);
+  });
+
+  it('nesting up to 32 levels is parsed as usual, and brackets inside strings do not count', async () => {
+    const deepButFine = `{"vm_config":{"labels":{"a":"${'['.repeat(1000)}"}},"x":${'['.repeat(30)}${']'.repeat(30)}}`;
+    const res = await arbor.request('POST', '/api/v1/vm/new_root', { rawBody: deepButFine, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(201);
+  });
+
+  it('a charset other than UTF → 415 saying so, not a 500', async () => {
+    const res = await arbor.request('POST', '/api/v1/vm/new_root', { rawBody: '{"vm_config":{}}', headers: { 'content-type': 'application/json; charset=latin1' } });
+    expect({ status: res.status, body: res.json }).toEqual({ status: 415, body: { error: 'Failed to read the request body: unsupported charset "LATIN1"', success: false } });
+  });
+
   it('ignores unknown fields (clients add them)', async () => {
     const res = await arbor.request('POST', '/api/v1/vm/new_root', { body: { vm_config: { vcpu_count: 1, future_field: true }, extra: 1 } });
     expect(res.status).toBe(201);

@@ -6,6 +6,7 @@ import type { Infrastructure } from '@arbor/application';
 import { EVENT_CATALOGUE } from '@arbor/domain';
 import { type Log, silentLog } from '@arbor/observability';
 import { ApiModule } from './api.module';
+import { refuseDeepJson } from './http/json-nesting';
 import { NestLog } from './http/nest-log';
 import { requestObserver } from './http/request-observer';
 import { readBuildInfo } from './system/build-info';
@@ -29,8 +30,11 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
   });
   const observer = requestObserver(log);
   app.use(observer.begin);
-  // Parse JSON whatever the content type says: several SDKs send bodies without one.
-  app.useBodyParser('json', { limit: JSON_BODY_LIMIT, type: () => true });
+  // Parse JSON whatever the content type says: several SDKs send bodies without one. Bodies
+  // nested deeper than any request of the contract are refused before they are parsed.
+  // (Nest's type leaves `verify` out, reserved for `rawBody: true`, which Arbor does not use; it passes it on.)
+  const jsonOptions = { limit: JSON_BODY_LIMIT, type: () => true, verify: refuseDeepJson };
+  app.useBodyParser('json', jsonOptions);
   app.use(observer.resume);
   app.useGlobalPipes(new EdgeValidationPipe());
   app.getHttpAdapter().getInstance().disable('x-powered-by');

@@ -26,9 +26,14 @@ export function describeError(error: unknown): [status: number, message: string]
   if (error instanceof DomainError) return [STATUS_BY_KIND[error.kind], error.message];
   if (error instanceof WaitTimeoutError) return [504, error.message];
   // body-parser errors reach here wrapped by Nest's express adapter (the original is the cause).
-  const parser = ((error as { cause?: unknown })?.cause ?? error) as { type?: string; message?: string };
+  const parser = ((error as { cause?: unknown })?.cause ?? error) as { type?: string; message?: string; status?: number; expose?: boolean };
   if (parser?.type === 'entity.parse.failed') return [400, `Failed to parse the request body as JSON: ${parser.message}`];
   if (parser?.type === 'entity.too.large') return [413, 'request body is too large'];
+  // body-parser's other refusals (an unsupported charset or content encoding, a body cut short):
+  // http-errors marks the ones whose message is meant for the client.
+  if (typeof parser?.type === 'string' && parser.expose === true && typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {
+    return [parser.status, `Failed to read the request body: ${parser.message}`];
+  }
   if (error instanceof HttpException) {
     const body = error.getResponse();
     const message = typeof body === 'string' ? body : ((body as { message?: string | string[] }).message ?? error.message);

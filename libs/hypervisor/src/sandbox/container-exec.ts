@@ -12,6 +12,8 @@ import type { OciRuntime } from './oci-runtime';
 const TIMEOUT_EXIT_CODE = 124;
 /** A command stopped through ExecSpec.signal was killed: 128 + SIGKILL. */
 const STOPPED_EXIT_CODE = 137;
+/** Node fires a timer longer than 2^31 - 1 ms at once: a longer timeout (24.8 days) waits that long. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * ExecSpec, but stdin may be bytes (the driver's own file writes pass binary content through it),
@@ -76,7 +78,7 @@ export function execInContainer(
         ? setTimeout(() => {
             timedOut = true;
             void killAll();
-          }, spec.timeout_secs * 1000)
+          }, Math.min(spec.timeout_secs * 1000, LONGEST_TIMER_MS))
         : undefined;
     const outputs = [child.stdout, child.stderr];
     // Backpressure: while the consumer digests, neither pipe is read (the command's writes block).
