@@ -3,15 +3,15 @@ import { Type } from 'class-transformer';
 import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
 
 export class VmCommitRequestDto {
-  @ApiPropertyOptional({ format: 'uuid', nullable: true, description: 'Choose the commit id (default: generated)' })
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'Choose the commit id (default: generated)' })
   @IsOptional() @IsUUID('all', { message: 'commit_id must be a UUID' })
   commit_id?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'Human-readable name (blank: generated)' })
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Human-readable name (blank: generated)' })
   @IsOptional() @IsString() @Length(0, 256)
   name?: string | null;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true })
   @IsOptional() @IsString() @Length(0, 4096)
   description?: string | null;
 }
@@ -26,9 +26,9 @@ export class CommitInfoDto {
   @ApiProperty() name!: string;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty() is_public!: boolean;
-  @ApiPropertyOptional({ nullable: true }) description!: string | null;
-  @ApiPropertyOptional({ format: 'uuid', nullable: true }) parent_vm_id!: string | null;
-  @ApiPropertyOptional({ format: 'uuid', nullable: true }) grandparent_commit_id!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) description!: string | null;
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true }) parent_vm_id!: string | null;
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true }) grandparent_commit_id!: string | null;
   @ApiPropertyOptional({ description: 'Arbor extension: whether memory (running processes) was captured, not only the disk' })
   includes_memory?: boolean;
 }
@@ -40,9 +40,9 @@ export class VmCommitEntityDto {
   @ApiProperty() name!: string;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty() is_public!: boolean;
-  @ApiPropertyOptional({ nullable: true }) description!: string | null;
-  @ApiPropertyOptional({ format: 'uuid', nullable: true }) parent_vm_id!: string | null;
-  @ApiPropertyOptional({ format: 'uuid', nullable: true }) grandparent_commit_id!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) description!: string | null;
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true }) parent_vm_id!: string | null;
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true }) grandparent_commit_id!: string | null;
 }
 
 export class ListCommitsResponseDto {
@@ -68,11 +68,11 @@ export class UpdateCommitRequestDto {
   @IsDefined({ message: 'missing field `is_public`' }) @IsBoolean()
   is_public!: boolean;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true })
   @IsOptional() @IsString() @Length(0, 256)
   name?: string | null;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true })
   @IsOptional() @IsString() @Length(0, 4096)
   description?: string | null;
 }

@@ -27,7 +27,7 @@ export class SetEnvVarsRequestDto {
   @IsStringMap({ maxEntries: Number.MAX_SAFE_INTEGER, message: varsShapeProblem })
   vars!: Record<string, string>;
 
-  @ApiPropertyOptional({ nullable: true, default: false, description: 'true: exactly these variables, every other one removed; false (default): upsert' })
+  @ApiPropertyOptional({ type: Boolean, nullable: true, default: false, description: 'true: exactly these variables, every other one removed; false (default): upsert' })
   @IsOptional() @IsBoolean({ message: 'replace must be a boolean' })
   replace?: boolean | null;
 }

@@ -20,8 +20,8 @@ export class EventMetadataDto {
   @ApiProperty() schema_version!: number;
   @ApiProperty({ format: 'uuid' }) correlation_id!: string;
   @ApiProperty() causation_id!: string;
-  @ApiProperty({ nullable: true }) actor_key_id!: string | null;
-  @ApiProperty({ nullable: true }) org_id!: string | null;
+  @ApiProperty({ type: String, nullable: true }) actor_key_id!: string | null;
+  @ApiProperty({ type: String, nullable: true }) org_id!: string | null;
 }
 
 export class EventDto {
@@ -46,7 +46,7 @@ export class EventTypeDto {
   @ApiProperty({ description: 'The aggregate whose streams hold it', example: 'Vm' }) aggregate!: string;
   @ApiProperty({ description: 'Its streams are `<category>-<key>`', example: 'vm' }) category!: string;
   @ApiProperty({ description: 'The version events of this type are written at; older ones are upcast when read' }) schema_version!: number;
-  @ApiProperty({ nullable: true }) description!: string | null;
+  @ApiProperty({ type: String, nullable: true }) description!: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'JSON Schema of the event\'s `data`, also in the components as `<type>EventData`' })
   schema!: object;
 }

@@ -29,11 +29,11 @@ export class VmWriteFileRequestDto {
   @IsDefined({ message: 'missing field `content_b64`' }) @IsString() @IsBase64({}, { message: 'content_b64 must be valid base64' })
   content_b64!: string;
 
-  @ApiPropertyOptional({ description: 'Permission bits as a JSON integer (default 420 = 0o644)', minimum: 0, maximum: 0o7777, nullable: true })
+  @ApiPropertyOptional({ type: 'integer', description: 'Permission bits as a JSON integer (default 420 = 0o644)', minimum: 0, maximum: 0o7777, nullable: true })
   @IsOptional() @IsInt({ message: 'mode must be an integer' }) @Min(0) @Max(0o7777)
   mode?: number | null;
 
-  @ApiPropertyOptional({ description: 'Create missing parent directories (default false)', nullable: true })
+  @ApiPropertyOptional({ type: Boolean, description: 'Create missing parent directories (default false)', nullable: true })
   @IsOptional() @IsBoolean()
   create_dirs?: boolean | null;
 }

@@ -10,7 +10,7 @@ export class CreateRepositoryRequestDto {
   @IsDefined({ message: 'missing field `name`' }) @IsString()
   name!: string;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true })
   @IsOptional() @IsString() @Length(0, 4096)
   description?: string | null;
 }
@@ -25,7 +25,7 @@ export class RepositoryInfoDto {
   @ApiProperty() name!: string;
   @ApiProperty() is_public!: boolean;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
-  @ApiPropertyOptional({ nullable: true }) description!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) description!: string | null;
 }
 
 export class ListRepositoriesResponseDto {
@@ -45,7 +45,7 @@ export class RepoTagInfoDto {
   @ApiProperty({ format: 'uuid' }) commit_id!: string;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty({ format: 'date-time' }) updated_at!: string;
-  @ApiPropertyOptional({ nullable: true }) description!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) description!: string | null;
 }
 
 export class ListRepoTagsResponseDto {
@@ -62,7 +62,7 @@ export class CreateRepoTagRequestDto {
   @IsDefined({ message: 'missing field `commit_id`' }) @IsUUID('all', { message: 'commit_id must be a UUID' })
   commit_id!: string;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true })
   @IsOptional() @IsString() @Length(0, 4096)
   description?: string | null;
 }
@@ -75,11 +75,11 @@ export class CreateRepoTagResponseDto {
 
 /** At least one field; `description`: absent leaves it, null clears it, a string sets it. */
 export class UpdateRepoTagRequestDto {
-  @ApiPropertyOptional({ format: 'uuid', nullable: true, description: 'Move the tag to this commit' })
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'Move the tag to this commit' })
   @IsOptional() @IsUUID('all', { message: 'commit_id must be a UUID' })
   commit_id?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'null clears the description' })
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'null clears the description' })
   @ValidateIf((_, value) => value !== undefined && value !== null) @IsString() @Length(0, 4096)
   description?: string | null;
 }
@@ -97,11 +97,11 @@ export class ForkRepositoryRequestDto {
   @IsDefined({ message: 'missing field `source_tag`' }) @IsString()
   source_tag!: string;
 
-  @ApiPropertyOptional({ nullable: true, description: 'Repository in your org (default: source_repo)' })
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Repository in your org (default: source_repo)' })
   @IsOptional() @IsString()
   repo_name?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'Tag in that repository (default: source_tag)' })
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Tag in that repository (default: source_tag)' })
   @IsOptional() @IsString()
   tag_name?: string | null;
 }
@@ -120,7 +120,7 @@ export class PublicRepositoryInfoDto {
   @ApiProperty() name!: string;
   @ApiProperty({ description: '`<org_name>/<name>`' }) full_name!: string;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
-  @ApiPropertyOptional({ nullable: true }) description!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) description!: string | null;
 }
 
 export class ListPublicRepositoriesResponseDto {

@@ -11,7 +11,7 @@ export class CreateCommitTagRequestDto {
   @IsDefined({ message: 'missing field `commit_id`' }) @IsUUID('all', { message: 'commit_id must be a UUID' })
   commit_id!: string;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true })
   @IsOptional() @IsString() @Length(0, 4096)
   description?: string | null;
 }
@@ -28,7 +28,7 @@ export class TagInfoDto {
   @ApiProperty({ format: 'uuid' }) commit_id!: string;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty({ format: 'date-time' }) updated_at!: string;
-  @ApiPropertyOptional({ nullable: true }) description!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) description!: string | null;
 }
 
 export class ListTagsResponseDto {
@@ -37,11 +37,11 @@ export class ListTagsResponseDto {
 
 /** `description`: absent leaves it, null clears it, a string sets it. */
 export class UpdateCommitTagRequestDto {
-  @ApiPropertyOptional({ format: 'uuid', nullable: true, description: 'Move the tag to this commit' })
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'Move the tag to this commit' })
   @IsOptional() @IsUUID('all', { message: 'commit_id must be a UUID' })
   commit_id?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'null clears the description' })
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'null clears the description' })
   @ValidateIf((_, value) => value !== undefined && value !== null) @IsString() @Length(0, 4096)
   description?: string | null;
 }

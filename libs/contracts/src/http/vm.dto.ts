@@ -8,23 +8,23 @@ export type VmStateValue = (typeof VM_STATES)[number];
 
 /** `VmCreateVmConfig`: every field optional; defaults are applied by the server. */
 export class VmCreateVmConfigDto {
-  @ApiPropertyOptional({ description: 'vCPUs (default 1)', minimum: 1, maximum: 64, nullable: true })
+  @ApiPropertyOptional({ type: 'integer', description: 'vCPUs (default 1)', minimum: 1, maximum: 64, nullable: true })
   @IsOptional() @IsInt() @Min(1) @Max(64)
   vcpu_count?: number | null;
 
-  @ApiPropertyOptional({ description: 'Memory in MiB (default 512)', minimum: 64, maximum: 262144, nullable: true })
+  @ApiPropertyOptional({ type: 'integer', description: 'Memory in MiB (default 512)', minimum: 64, maximum: 262144, nullable: true })
   @IsOptional() @IsInt() @Min(64) @Max(262144)
   mem_size_mib?: number | null;
 
-  @ApiPropertyOptional({ description: 'Root filesystem size in MiB (default 1024)', minimum: 256, maximum: 1048576, nullable: true })
+  @ApiPropertyOptional({ type: 'integer', description: 'Root filesystem size in MiB (default 1024)', minimum: 256, maximum: 1048576, nullable: true })
   @IsOptional() @IsInt() @Min(256) @Max(1048576)
   fs_size_mib?: number | null;
 
-  @ApiPropertyOptional({ description: 'Base image: "default" or an image of yours or a public one', nullable: true })
+  @ApiPropertyOptional({ type: String, description: 'Base image: "default" or an image of yours or a public one', nullable: true })
   @IsOptional() @IsString() @Length(1, 128) @Matches(/^[A-Za-z0-9._-]+$/, { message: 'image_name may hold only letters, digits, ".", "_" and "-"' })
   image_name?: string | null;
 
-  @ApiPropertyOptional({ description: 'Kernel name ("default.bin")', nullable: true })
+  @ApiPropertyOptional({ type: String, description: 'Kernel name ("default.bin")', nullable: true })
   @IsOptional() @IsString() @Length(1, 128)
   kernel_name?: string | null;
 
@@ -57,9 +57,9 @@ export class VmMetadataResponseDto {
   @ApiProperty({ format: 'date-time' }) created_at!: string;
   @ApiProperty({ enum: VM_STATES }) state!: VmStateValue;
   @ApiProperty({ description: 'IPv6 address' }) ip!: string;
-  @ApiPropertyOptional({ format: 'uuid', nullable: true }) parent_commit_id!: string | null;
-  @ApiPropertyOptional({ format: 'uuid', nullable: true }) grandparent_vm_id!: string | null;
-  @ApiPropertyOptional({ format: 'date-time', nullable: true }) deleted_at!: string | null;
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true }) parent_commit_id!: string | null;
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true }) grandparent_vm_id!: string | null;
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true }) deleted_at!: string | null;
 }
 
 export class UpdateVmStateRequestDto {

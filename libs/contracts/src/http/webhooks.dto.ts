@@ -17,7 +17,7 @@ export class RegisterWebhookRequestDto {
   @IsOptional() @IsArray({ message: 'event_types must be an array of event type names' }) @ArrayMaxSize(500) @IsString({ each: true, message: 'event_types must be an array of event type names' })
   event_types?: string[];
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 1024 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 1024 })
   @IsOptional() @IsString() @Length(0, 1024)
   description?: string | null;
 }
@@ -26,7 +26,7 @@ export class WebhookDto {
   @ApiProperty({ format: 'uuid' }) webhook_id!: string;
   @ApiProperty() url!: string;
   @ApiProperty({ type: [String], description: 'The event types delivered; ["*"]: every type' }) event_types!: string[];
-  @ApiProperty({ nullable: true }) description!: string | null;
+  @ApiProperty({ type: String, nullable: true }) description!: string | null;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
 }
 
@@ -65,11 +65,11 @@ export class WebhookDeliveryDto {
   @ApiProperty({ enum: WEBHOOK_DELIVERY_STATUSES, description: '`retrying`: an attempt failed and another is due; `delivered`: a 2xx came; `failed`: every attempt failed' })
   status!: (typeof WEBHOOK_DELIVERY_STATUSES)[number];
   @ApiProperty() attempts!: number;
-  @ApiProperty({ nullable: true, description: 'The last answer\'s HTTP status (null: none came)' }) status_code!: number | null;
-  @ApiProperty({ nullable: true, description: 'What went wrong last, with the start of the answer' }) last_error!: string | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The last answer\'s HTTP status (null: none came)' }) status_code!: number | null;
+  @ApiProperty({ type: String, nullable: true, description: 'What went wrong last, with the start of the answer' }) last_error!: string | null;
   @ApiProperty({ format: 'date-time' }) first_attempt_at!: string;
   @ApiProperty({ format: 'date-time' }) last_attempt_at!: string;
-  @ApiProperty({ format: 'date-time', nullable: true }) next_attempt_at!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) next_attempt_at!: string | null;
 }
 
 export class ListWebhookDeliveriesResponseDto {
