@@ -128,8 +128,12 @@ describe('commits and commit tags (HTTP)', () => {
       const tag = (await arbor.request('GET', '/api/v1/commit_tags/stable')).json;
       expect(tag).toEqual({ tag_id: created.json.tag_id, tag_name: 'stable', commit_id: first, description: 'ok', created_at: expect.any(String), updated_at: tag.created_at });
       expect((await arbor.request('GET', '/api/v1/commit_tags')).json.tags.map((t: { tag_name: string }) => t.tag_name)).toContain('stable');
+      const before = await arbor.infra.eventStore.headPosition();
       const duplicate = await arbor.request('POST', '/api/v1/commit_tags', { body: { tag_name: 'stable', commit_id: second } });
+      expect(duplicate.json).toEqual({ error: "tag 'stable' already exists", success: false });
       expect(duplicate.status).toBe(409);
+      // Refused before the commit is held: no hold taken and let go in the log.
+      expect(await arbor.infra.eventStore.headPosition()).toBe(before);
     });
 
     it('concurrent creates of one name: exactly one wins', async () => {

@@ -66,7 +66,9 @@ describe('repositories (HTTP)', () => {
     const created = await tagRepo('app', 'v1', commitA);
     expect(created.status).toBe(201);
     expect(created.json).toEqual({ tag_id: expect.any(String), reference: 'app:v1', commit_id: commitA });
+    const before = await arbor.infra.eventStore.headPosition();
     expect((await tagRepo('app', 'v1', commitB)).status).toBe(409);
+    expect(await arbor.infra.eventStore.headPosition()).toBe(before); // refused before the commit is held
     expect((await tagRepo('missing', 'v1', commitA)).json).toEqual({ error: 'repository not found', success: false });
     expect((await tagRepo('app', 'v2', randomUUID())).json).toEqual({ error: 'commit not found', success: false });
     const tag = (await arbor.request('GET', '/api/v1/repositories/app/tags/v1')).json;

@@ -167,8 +167,12 @@ class ForkStep {
     const stream = Repository.stream({ org_id, name: repo_name });
     const command = { type: 'CreateRepoTag' as const, tag_id, tag_name, commit_id, description: null, now: new Date().toISOString() };
     try {
-      await this.holds.pointAt(commit_id, { tag_id, label: `repo ${repo_name}:${tag_name}`, stream, org_id }, this.context('hold'), () =>
-        this.aggregates.handle(Repository, { org_id, name: repo_name }, command, this.context('tag')),
+      await this.holds.pointAt(
+        commit_id,
+        { tag_id, label: `repo ${repo_name}:${tag_name}`, stream, org_id },
+        this.context('hold'),
+        () => this.aggregates.handle(Repository, { org_id, name: repo_name }, command, this.context('tag')),
+        () => this.aggregates.check(Repository, { org_id, name: repo_name }, command, this.context('tag')),
       );
     } catch (error) {
       if (!(error instanceof DomainError) || error.kind === 'failed') throw error;

@@ -30,9 +30,11 @@ export class TagHolds {
   /**
    * Holds `commit_id` for the tag, then runs `point` (the tag's own command, creating or moving it);
    * lets go if that fails. After a move, the caller releases the commit the move event names as
-   * the previous one.
+   * the previous one. `check` first decides the tag's command without appending it, so one sure
+   * to be refused (the name taken, the tag gone) is refused before a hold is logged and let go.
    */
-  async pointAt<T>(commit_id: string, tag: TagRef, context: CommandContext, point: () => Promise<T>): Promise<T> {
+  async pointAt<T>(commit_id: string, tag: TagRef, context: CommandContext, point: () => Promise<T>, check: () => Promise<void>): Promise<T> {
+    await check();
     await this.hold(commit_id, tag, context);
     try {
       return await point();

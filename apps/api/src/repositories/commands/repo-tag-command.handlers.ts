@@ -25,6 +25,17 @@ abstract class RepoTagHandler {
   protected run(org_id: string, repo_name: string, command: RepositoryCommand, context: CommandContext) {
     return this.operations.run(Repository, { org_id, name: repo_name }, command, context);
   }
+
+  /** Points the tag at `commit_id` through TagHolds, refusing before the hold what the repository would refuse. */
+  protected pointAt(org_id: string, repo_name: string, tag_name: string, tag_id: string, commit_id: string, command: RepositoryCommand, context: CommandContext) {
+    return this.holds.pointAt(
+      commit_id,
+      this.ref(org_id, repo_name, tag_name, tag_id),
+      context,
+      () => this.run(org_id, repo_name, command, context),
+      () => this.aggregates.check(Repository, { org_id, name: repo_name }, command, context),
+    );
+  }
 }
 
 @CommandHandler(CreateRepoTagCommand)
@@ -36,7 +47,7 @@ export class CreateRepoTagHandler extends RepoTagHandler implements ICommandHand
     if ((await this.aggregates.load(Repository, { org_id, name: repo_name })).state.repo_id === null) throw notFound('repository');
     const tag_id = deterministicUuid(context.command.command_id, 'repo-tag');
     const command: RepositoryCommand = { type: 'CreateRepoTag', tag_id, tag_name, commit_id, description, now: new Date().toISOString() };
-    await this.holds.pointAt(commit_id, this.ref(org_id, repo_name, tag_name, tag_id), context.command, () => this.run(org_id, repo_name, command, context.command));
+    await this.pointAt(org_id, repo_name, tag_name, tag_id, commit_id, command, context.command);
     return { tag_id, reference: `${repo_name}:${tag_name}`, commit_id };
   }
 }
@@ -52,7 +63,7 @@ export class UpdateRepoTagHandler extends RepoTagHandler implements ICommandHand
       await this.run(org_id, repo_name, command, context.command);
       return;
     }
-    const moved = await this.holds.pointAt(commit_id, this.ref(org_id, repo_name, tag_name, tag.tag_id), context.command, () => this.run(org_id, repo_name, command, context.command));
+    const moved = await this.pointAt(org_id, repo_name, tag_name, tag.tag_id, commit_id, command, context.command);
     await releaseCommitsLeft(this.holds, moved.events, context.command);
   }
 }

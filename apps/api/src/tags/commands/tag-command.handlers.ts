@@ -12,6 +12,7 @@ const tagRef = (org_id: string, tag_name: string, tag_id: string): TagRef => ({ 
 @CommandHandler(CreateTagCommand)
 export class CreateTagHandler implements ICommandHandler<CreateTagCommand> {
   constructor(
+    private readonly aggregates: AggregateRepository,
     private readonly operations: Operations,
     private readonly holds: TagHolds,
     private readonly commits: CommitReadModel,
@@ -24,7 +25,14 @@ export class CreateTagHandler implements ICommandHandler<CreateTagCommand> {
     await this.commits.getReadable(org_id, commit_id);
     const tag_id = deterministicUuid(context.command.command_id, 'tag');
     const command = { type: 'CreateTag' as const, tag_id, org_id, tag_name, commit_id, description, now: new Date().toISOString() };
-    await this.holds.pointAt(commit_id, tagRef(org_id, tag_name, tag_id), context.command, () => this.operations.run(Tag, { org_id, tag_name }, command, context.command));
+    const tag = { org_id, tag_name };
+    await this.holds.pointAt(
+      commit_id,
+      tagRef(org_id, tag_name, tag_id),
+      context.command,
+      () => this.operations.run(Tag, tag, command, context.command),
+      () => this.aggregates.check(Tag, tag, command, context.command),
+    );
     return { tag_id, tag_name, commit_id };
   }
 }
@@ -49,7 +57,8 @@ export class UpdateTagHandler implements ICommandHandler<UpdateTagCommand> {
       return;
     }
     // Moved: the new commit is held first, the one it left is let go of after.
-    const moved = await this.holds.pointAt(commit_id, tagRef(org_id, tag_name, state.tag_id!), context.command, update);
+    const check = () => this.aggregates.check(Tag, { org_id, tag_name }, command, context.command);
+    const moved = await this.holds.pointAt(commit_id, tagRef(org_id, tag_name, state.tag_id!), context.command, update, check);
     for (const event of moved.events) {
       if (event.type === 'TagMoved') await this.holds.release(event.data.previous_commit_id, event.data.tag_id, stepContext(context.command, 'release', event.data.tag_id));
     }
