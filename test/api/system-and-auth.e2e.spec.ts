@@ -65,6 +65,10 @@ describe('system, auth and error envelope (HTTP)', () => {
       .filter(({ s }) => [s.type].flat().includes('object') && !s.properties && !s.additionalProperties)
       .map(({ at }) => at);
     expect(shapeless).toEqual([]);
+    // What needs no key says so: the catalogue is served to anyone, the audit feed asks for the key.
+    expect(doc.json.paths['/api/v1/events/types'].get.security).toBeUndefined();
+    expect(doc.json.paths['/api/v1/events'].get.security).toEqual([{ bearer: [] }]);
+    expect((await arbor.request('GET', '/api/v1/events/types', { key: null })).status).toBe(200);
     const ui = await arbor.request('GET', '/api/docs', { key: null });
     expect(ui.status).toBe(200);
     expect(ui.text).toContain('swagger');

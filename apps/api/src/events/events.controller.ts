@@ -2,10 +2,9 @@ import { Controller, Get, Headers, Inject, Param, Query, Res } from '@nestjs/com
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
-import { EventCatalogueResponseDto, EventDto, EventExportQueryDto, EventFeedQueryDto, EventFeedResponseDto, EventStreamQueryDto } from '@arbor/contracts';
-import { EVENT_CATALOGUE, notFound, Vm } from '@arbor/domain';
+import { EventDto, EventExportQueryDto, EventFeedQueryDto, EventFeedResponseDto, EventStreamQueryDto } from '@arbor/contracts';
+import { notFound, Vm } from '@arbor/domain';
 import { EVENT_STORE, type EventStore } from '@arbor/event-store';
-import { Public } from '../auth/public.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { HttpError } from '../http/http-error';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
@@ -36,14 +35,6 @@ export class EventsController {
     private readonly streams: OpenStreams,
     @Inject(ARBOR_CONFIG) private readonly config: ArborConfig,
   ) {}
-
-  /** The event catalogue: every event type, its version and the JSON Schema of its data. No key needed. */
-  @Get('events/types')
-  @Public()
-  @ApiOkResponse({ type: EventCatalogueResponseDto })
-  catalogue(): EventCatalogueResponseDto {
-    return { types: Object.entries(EVENT_CATALOGUE).map(([type, entry]) => ({ type, ...entry })) };
-  }
 
   @Get('events')
   @ApiOkResponse({ type: EventFeedResponseDto })
