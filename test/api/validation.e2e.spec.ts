@@ -97,6 +97,20 @@ describe('input validation at the edge (HTTP)', () => {
     expect(res.json.error).toContain('not-a-uuid');
   });
 
+  it.each([
+    ['a 2 MB path', 'GET', `/api/v1/vm/${'n'.repeat(2_000_000)}/status`],
+    // 17 MB on the wire, sent while the server has long since answered: it must wait for the client, not reset it.
+    ['a path of 1.4 million emoji, with a body', 'PATCH', `/api/v1/commit_tags/${encodeURIComponent('😀'.repeat(1_400_000))}`],
+  ])('%s → 431 with the error envelope, answered to the end, nothing appended', async (_, method, path) => {
+    const before = await headPosition();
+    const res = await arbor.request(method, path, method === 'GET' ? {} : { body: { commit_id: vmId } });
+    expect(res.status).toBe(431);
+    expect(res.json).toEqual({ error: expect.stringMatching(/^the request line and headers must be at most \d+ bytes together$/), success: false });
+    expect(await headPosition()).toBe(before);
+    // The server still answers what comes next.
+    expect((await arbor.request('GET', `/api/v1/vm/${vmId}/status`)).status).toBe(200);
+  });
+
   it('a query boolean that is not true/false → 400', async () => {
     const res = await arbor.request('POST', '/api/v1/vm/new_root?wait_boot=yes', { body: { vm_config: {} } });
     expect(res.status).toBe(400);

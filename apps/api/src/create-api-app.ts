@@ -8,6 +8,7 @@ import { type Log, silentLog } from '@arbor/observability';
 import { ApiModule } from './api.module';
 import { refuseDeepJson } from './http/json-nesting';
 import { NestLog } from './http/nest-log';
+import { answerOversizeHeads } from './http/oversize-head';
 import { requestObserver } from './http/request-observer';
 import { readBuildInfo } from './system/build-info';
 import { EdgeValidationPipe } from './http/validation.pipe';
@@ -40,6 +41,7 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
   app.getHttpAdapter().getInstance().disable('x-powered-by');
   // Whose X-Forwarded-For names the client (rate limits, sign-in mail): none unless ARBOR_TRUST_PROXY says.
   app.getHttpAdapter().getInstance().set('trust proxy', infra.config.trustProxy);
+  answerOversizeHeads(app.getHttpServer());
 
   const build = readBuildInfo();
   const document = SwaggerModule.createDocument(
