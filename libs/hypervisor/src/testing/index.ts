@@ -2,4 +2,5 @@ export * from './hypervisor-driver.contract';
 export * from './guest-probes';
 export * from './host-processes';
 export * from './machine-specs';
+export * from './escape-attacks';
 export * from './escape.contract';
