@@ -1,7 +1,7 @@
 /** Jest runs TypeScript through swc: ts-jest cannot load NestJS 12's ESM packages on Node 20. */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/test'],
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/test', '<rootDir>/trust'],
   testMatch: ['**/*.spec.ts'],
   transform: {
     '^.+\\.(t|j)s$': [

@@ -14,12 +14,12 @@ const tsconfig = JSON.parse(readFileSync(join(root, 'tsconfig.json'), 'utf8'));
 const entries = new Set(Object.keys(tsconfig.compilerOptions.paths).filter((alias) => alias.startsWith('@arbor/')));
 
 const under = (folder, file) => !relative(join(root, folder), file).startsWith('..');
-const isTestCode = (file) => /\.spec\.ts$/.test(file) || file.split(sep).includes('testing') || under('test', file);
+const isTestCode = (file) => /\.spec\.ts$/.test(file) || file.split(sep).includes('testing') || under('test', file) || under('trust', file);
 const isBenchmark = (file) => under('bench', file);
 
 /** Entries besides a library's index, and who may use them. */
 const RESTRICTED = {
-  testing: { allowed: isTestCode, who: 'tests (*.spec.ts, testing/ helpers, test/)' },
+  testing: { allowed: isTestCode, who: 'tests (*.spec.ts, testing/ helpers, test/, trust/)' },
   primitives: { allowed: isBenchmark, who: 'benchmarks (bench/)' },
 };
 
