@@ -30,7 +30,7 @@ describe('trust: fuzz every operation of the served OpenAPI document', () => {
   let document: OpenApiDocument;
 
   beforeAll(async () => {
-    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
+    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' } });
     document = (await arbor.request('GET', '/api/docs-json', { key: null })).json;
   }, 300_000);
   afterAll(() => arbor?.destroy(), 300_000);

@@ -27,7 +27,7 @@ describe('trust: walls between orgs, and keys without rights', () => {
   let homeOrgId: string;
 
   beforeAll(async () => {
-    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
+    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' } });
     document = (await arbor.request('GET', '/api/docs-json', { key: null })).json;
     operations = operationsOf(document);
     homeOrgId = (await arbor.infra.eventStore.readAll({ max_count: 1000 })).find((e) => e.type === 'OrgCreated')!.metadata.org_id!;
