@@ -37,17 +37,21 @@ export function describeEscapeContract(driverName: string, open: () => Promise<H
     let driver: HypervisorDriver;
     const spec = machineSpec();
     const vm = spec.vm_id;
-    const hostSecret = makeHostSecret();
+    // Made when the suite runs (a filtered-out suite runs no afterAll to remove it).
+    let hostSecret: ReturnType<typeof makeHostSecret> | undefined;
     const target: EscapeTarget = {
       async run(argv) {
         const result = await execCollect(driver, vm, { argv, timeout_secs: 60 });
         return { exit: result.exit_code, out: result.stdout.toString(), err: result.stderr.toString().trim() };
       },
-      hostSecret,
+      get hostSecret() {
+        return hostSecret!;
+      },
       hostPathOf: hooks.hostPathOf && ((guestPath) => hooks.hostPathOf!(vm, guestPath)),
     };
 
     beforeAll(async () => {
+      hostSecret = makeHostSecret();
       driver = await open();
       await driver.prepare();
       await driver.create(spec);
@@ -55,7 +59,7 @@ export function describeEscapeContract(driverName: string, open: () => Promise<H
 
     afterAll(async () => {
       await driver?.destroy(vm);
-      hostSecret.remove();
+      hostSecret?.remove();
     }, 5 * 60_000);
 
     for (const attack of ESCAPE_ATTACKS.filter((a) => a.boundaries.includes(hooks.boundary))) {
