@@ -46,6 +46,7 @@ describe.each([
       'acknowledged writes': record.acknowledged.length,
       'requests sent': record.sent,
       '5xx': record.fiveHundreds,
+      ...Object.fromEntries(Object.entries(record.fiveHundredAnswers).map(([what, count]) => [`[${what}]`, count])),
       unanswered: record.unanswered,
       'given up': record.gaveUp,
       refused: record.refused.length,

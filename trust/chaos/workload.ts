@@ -24,6 +24,8 @@ export interface WorkloadRecord {
   /** Requests sent (retries included), answers by class, and writes never acknowledged. */
   sent: number;
   fiveHundreds: number;
+  /** The 5xx answers by status and message, to tell a known limit from a new failure. */
+  fiveHundredAnswers: Record<string, number>;
   unanswered: number;
   gaveUp: number;
   /** Writes of the workload answered 4xx: each valid, so each is a finding. */
@@ -31,7 +33,7 @@ export interface WorkloadRecord {
 }
 
 export function newWorkloadRecord(): WorkloadRecord {
-  return { acknowledged: [], created: new Set(), deleteAsked: new Set(), commits: [], tag: null, sent: 0, fiveHundreds: 0, unanswered: 0, gaveUp: 0, refused: [] };
+  return { acknowledged: [], created: new Set(), deleteAsked: new Set(), commits: [], tag: null, sent: 0, fiveHundreds: 0, fiveHundredAnswers: {}, unanswered: 0, gaveUp: 0, refused: [] };
 }
 
 /** Live VMs the workload keeps at most: machines are real and this host is shared. */
@@ -150,7 +152,11 @@ export class Workload {
         return null;
       }
       if (answer.status === null) this.record.unanswered++;
-      else this.record.fiveHundreds++;
+      else {
+        this.record.fiveHundreds++;
+        const what = `${answer.status} ${method} ${target.replace(/[0-9a-f-]{36}/g, '{id}').replace(/\?.*/, '')}: ${answer.json?.error ?? answer.text.slice(0, 80)}`;
+        this.record.fiveHundredAnswers[what] = (this.record.fiveHundredAnswers[what] ?? 0) + 1;
+      }
       await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
     }
     this.record.gaveUp++;
