@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EVENTS_DB, loadConfig, PROJECTOR_CHECKPOINT, READ_MODELS_DB } from '@arbor/application';
+import { EVENTS_DB, PROJECTOR_CHECKPOINT, READ_MODELS_DB } from '@arbor/application';
 import { type RecordedEvent, SqliteEventStore } from '@arbor/event-store';
 import { SqliteReadModelStore } from '@arbor/read-models';
 import { ALL_PROJECTIONS } from '../../apps/projector/src/projections';
@@ -124,7 +124,7 @@ async function checkReadModels(deployment: ChaosDeployment, events: SqliteEventS
   const fresh = SqliteReadModelStore.open(join(freshDir, READ_MODELS_DB));
   try {
     const head = await events.headPosition();
-    await rebuildReadModels({ config: loadConfig({ ARBOR_DATA_DIR: freshDir }), eventStore: events, readModels: fresh });
+    await rebuildReadModels({ eventStore: events, readModels: fresh });
     if ((await events.headPosition()) !== head) findings.failures.push('the log moved while the read models were compared: the deployment was not settled');
     for (const collection of ALL_PROJECTIONS.flatMap((projection) => projection.collections)) {
       const byId = async (store: SqliteReadModelStore) => new Map((await store.find(collection, {}, { sort: { _id: 1 } })).map((doc) => [String(doc._id), doc]));
