@@ -38,7 +38,7 @@ describe('lint: libraries are entered through their public entries only', () => 
 
     expect(deepImport).toEqual(["'../../../../libs/domain/src/vm/vm.decider' reaches into libs/domain's internals: import '@arbor/domain' (its public index) instead"]);
     expect(unknownEntry).toEqual([`'@arbor/domain/vm' is not a public entry of a library (tsconfig.json "paths" lists them)`]);
-    expect(testingInApp).toEqual(["'@arbor/domain/testing' is for tests (*.spec.ts, testing/ helpers, test/) only"]);
+    expect(testingInApp).toEqual(["'@arbor/domain/testing' is for tests (*.spec.ts, testing/ helpers, test/, trust/) only"]);
     expect(selfAlias).toEqual(["libs/domain imports its own files relatively, never through '@arbor/domain' (a cycle through its own index)"]);
     expect(libToApp).toEqual(["libs/domain imports an app ('../../../../apps/embedded/src/embedded'): libraries never depend on apps"]);
     expect([publicIndex, testingInSpec, ownRelative, primitivesInBench]).toEqual([[], [], [], []]);

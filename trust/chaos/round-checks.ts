@@ -83,7 +83,8 @@ function checkExactlyOnce(log: RecordedEvent[], acknowledged: AcknowledgedWrite[
         break;
       case 'exec':
         expectOnce(write, `ExecRequested ${write.exec}`, count('ExecRequested', (d) => d.exec_id === write.exec));
-        expectOnce(write, `ExecExited ${write.exec}`, count('ExecExited', (_, e) => e.stream_id.endsWith(write.exec)));
+        // Its end, once: the exit, or (the worker killed while it ran) the exec recorded lost, never run again.
+        expectOnce(write, `ExecExited or ExecLost ${write.exec}`, ['ExecExited', 'ExecLost'].reduce((n, type) => n + count(type, (_, e) => e.stream_id.endsWith(write.exec)), 0));
         break;
       case 'commit':
         expectOnce(write, `CommitCreated ${write.commit}`, count('CommitCreated', (d) => d.commit_id === write.commit));

@@ -19,13 +19,19 @@ export interface OrgResources {
   webhook: string;
   /** An env var of the key. */
   envVar: string;
+  /** A custom domain of `vm`. */
+  domain: string;
+  /** A second API key of the org (its id). */
+  apiKey: string;
+  /** An invited member of the org (their user id). */
+  member: string;
 }
 
 type Request = (method: string, path: string, options?: RequestOptions) => Promise<ApiAnswer>;
 
 /**
- * Boots a VM and makes a finished exec, a commit, a commit tag, a repository with a tag, a webhook
- * and an env var, every name starting with `prefix`, so two orgs' resources never share a name.
+ * Boots a VM and makes a finished exec, a commit, a commit tag, a repository with a tag, a webhook,
+ * an env var, a domain, a spare key and an invited member, every name starting with `prefix`, so two orgs' resources never share a name.
  */
 export async function makeOrgResources(request: Request, options: { key: string; orgName: string; prefix: string; publicRepo: boolean }): Promise<OrgResources> {
   const { key, prefix } = options;
@@ -45,7 +51,11 @@ export async function makeOrgResources(request: Request, options: { key: string;
   if (options.publicRepo) await made('PATCH', `/api/v1/repositories/${repo}/visibility`, { is_public: true });
   const { webhook_id: webhook } = await made('POST', '/arbor/v1/webhooks', { url: 'http://127.0.0.1:9/trust', event_types: ['RepoForked'] });
   await made('PUT', '/api/v1/env_vars', { vars: { [envVar]: '1' } });
-  return { key, orgName: options.orgName, vm, exec, commit, tag, repo, repoTag, webhook, envVar };
+  const label = prefix.toLowerCase().replace(/[^a-z0-9]/g, '-');
+  const { domain_id: domain } = await made('POST', '/api/v1/domains', { vm_id: vm, domain: `${label}-${randomUUID().slice(0, 8)}.trust.example.com` });
+  const { api_key_id: apiKey } = await made('POST', '/arbor/v1/keys', { label: `${label} spare key` });
+  const { user_id: member } = await made('POST', '/arbor/v1/org/members', { email: `${label}-${randomUUID().slice(0, 8)}@trust.example.com`, role: 'member' });
+  return { key, orgName: options.orgName, vm, exec, commit, tag, repo, repoTag, webhook, envVar, domain, apiKey, member };
 }
 
 /** The value of a path parameter that names one of `resources` (repositories' tags in repository routes). */
@@ -60,6 +70,9 @@ export function pathValueOf(resources: OrgResources, operation: Operation, name:
     repo_name: resources.repo,
     org_name: resources.orgName,
     key: resources.envVar,
+    domain_id: resources.domain,
+    key_id: resources.apiKey,
+    user_id: resources.member,
   }[name];
   if (value === undefined) throw new Error(`no resource for path parameter ${name} of ${operation.id}`);
   return value;
