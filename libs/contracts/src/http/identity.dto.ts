@@ -8,7 +8,7 @@ import { Allow } from 'class-validator';
 
 export class WhoAmIDto {
   @ApiProperty({ format: 'uuid' }) user_id!: string;
-  @ApiProperty({ nullable: true, description: 'Null for the first start\'s admin' }) email!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Null for the first start\'s admin' }) email!: string | null;
   @ApiProperty({ format: 'uuid' }) org_id!: string;
   @ApiProperty() org_name!: string;
   @ApiProperty({ enum: ['owner', 'admin', 'member'] }) role!: string;
@@ -20,10 +20,10 @@ export class ApiKeyInfoDto {
   @ApiProperty({ format: 'uuid' }) api_key_id!: string;
   @ApiProperty() label!: string;
   @ApiProperty({ format: 'uuid' }) user_id!: string;
-  @ApiProperty({ nullable: true }) email!: string | null;
+  @ApiProperty({ type: String, nullable: true }) email!: string | null;
   @ApiProperty({ format: 'date-time' }) created_at!: string;
-  @ApiProperty({ format: 'date-time', nullable: true, description: 'The first use in the last hour the key was used in (recorded once an hour)' }) last_used_at!: string | null;
-  @ApiProperty({ format: 'date-time', nullable: true }) revoked_at!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'The first use in the last hour the key was used in (recorded once an hour)' }) last_used_at!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) revoked_at!: string | null;
   @ApiProperty() is_operator!: boolean;
 }
 
@@ -32,7 +32,7 @@ export class ListApiKeysResponseDto {
 }
 
 export class CreateApiKeyRequestDto {
-  @ApiProperty({ description: '5 to 100 characters', example: 'ci-deploy' }) @Allow() label!: unknown;
+  @ApiProperty({ type: String, description: '5 to 100 characters', example: 'ci-deploy' }) @Allow() label!: unknown;
 }
 
 export class CreatedApiKeyDto {
@@ -53,7 +53,7 @@ export class OrgInfoDto {
 
 export class OrgMemberDto {
   @ApiProperty({ format: 'uuid' }) user_id!: string;
-  @ApiProperty({ nullable: true }) email!: string | null;
+  @ApiProperty({ type: String, nullable: true }) email!: string | null;
   @ApiProperty({ description: 'Whether they have followed a sign-in link yet' }) email_verified!: boolean;
   @ApiProperty({ enum: ['owner', 'admin', 'member'] }) role!: string;
   @ApiProperty({ format: 'date-time' }) added_at!: string;
@@ -64,7 +64,7 @@ export class ListOrgMembersResponseDto {
 }
 
 export class InviteMemberRequestDto {
-  @ApiProperty({ example: 'grace@example.com' }) @Allow() email!: unknown;
+  @ApiProperty({ type: String, example: 'grace@example.com' }) @Allow() email!: unknown;
   @ApiPropertyOptional({ enum: ['owner', 'admin', 'member'], default: 'member' }) @Allow() role?: unknown;
 }
 

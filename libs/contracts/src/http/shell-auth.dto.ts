@@ -8,11 +8,11 @@ import { Allow } from 'class-validator';
  */
 
 export class ShellAuthStartRequestDto {
-  @ApiProperty({ example: 'ada@example.com' }) @Allow() email!: unknown;
-  @ApiProperty({ example: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ada@laptop', description: 'One OpenSSH public key line (ed25519, ecdsa, or rsa of 2048 bits or more)' })
+  @ApiProperty({ type: String, example: 'ada@example.com' }) @Allow() email!: unknown;
+  @ApiProperty({ type: String, example: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ada@laptop', description: 'One OpenSSH public key line (ed25519, ecdsa, or rsa of 2048 bits or more)' })
   @Allow()
   ssh_public_key!: unknown;
-  @ApiPropertyOptional({ description: 'Free text added to the e-mail (the CLI sends `vers login --git from <host>`); at most 500 characters', example: 'vers login --git from laptop' })
+  @ApiPropertyOptional({ type: String, description: 'Free text added to the e-mail (the CLI sends `vers login --git from <host>`); at most 500 characters', example: 'vers login --git from laptop' })
   @Allow()
   body?: unknown;
 }
@@ -28,8 +28,8 @@ export class ShellAuthStartResponseDto {
 }
 
 export class ShellAuthKeyRequestDto {
-  @ApiProperty({ example: 'ada@example.com' }) @Allow() email!: unknown;
-  @ApiProperty() @Allow() ssh_public_key!: unknown;
+  @ApiProperty({ type: String, example: 'ada@example.com' }) @Allow() email!: unknown;
+  @ApiProperty({ type: String }) @Allow() ssh_public_key!: unknown;
 }
 
 export class ShellAuthOrgDto {
@@ -53,8 +53,8 @@ export class ShellAuthNotVerifiedDto {
 }
 
 export class ShellAuthCreateKeyRequestDto extends ShellAuthKeyRequestDto {
-  @ApiProperty({ description: '5 to 100 characters', example: 'vers-cli-laptop' }) @Allow() label!: unknown;
-  @ApiPropertyOptional({ description: "One of the account's orgs (default: the first)" }) @Allow() org_name?: unknown;
+  @ApiProperty({ type: String, description: '5 to 100 characters', example: 'vers-cli-laptop' }) @Allow() label!: unknown;
+  @ApiPropertyOptional({ type: String, description: "One of the account's orgs (default: the first)" }) @Allow() org_name?: unknown;
 }
 
 export class ShellAuthCreatedKeyDto {
@@ -66,7 +66,7 @@ export class ShellAuthCreatedKeyDto {
 }
 
 export class ShellAuthPublicKeyRequestDto {
-  @ApiProperty() @Allow() ssh_public_key!: unknown;
+  @ApiProperty({ type: String }) @Allow() ssh_public_key!: unknown;
 }
 
 export class ShellAuthKeyMatchDto {
@@ -76,7 +76,7 @@ export class ShellAuthKeyMatchDto {
   @ApiProperty() is_active!: boolean;
   @ApiProperty() public_key_verified!: boolean;
   @ApiProperty({ format: 'date-time' }) verified_at!: string;
-  @ApiProperty({ format: 'date-time', nullable: true, description: 'The last sign-in confirmed with the key' }) last_seen_at!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'The last sign-in confirmed with the key' }) last_seen_at!: string | null;
 }
 
 export class ShellAuthPublicKeyVerifiedDto {
