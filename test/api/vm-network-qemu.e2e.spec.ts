@@ -1,8 +1,8 @@
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { bridgeGateways, firstLineFromVm, hostKeyOf, keyDirectory, leaseExists, leaseOf, networkTracesOf, removeDirectory, ssh, sshKeyFile } from '../support/vm-network';
+import { describeUnless, rootReason } from '../support/skip-unless';
 
-const isRoot = process.getuid?.() === 0;
-const describeAsRoot = isRoot ? describe : describe.skip;
+const describeAsRoot = describeUnless(rootReason);
 
 /**
  * Each QEMU VM has a NIC on a tap of the host's bridge: reached by a real SSH client at its IPv6

@@ -16,9 +16,9 @@ import {
   ssh,
   sshKeyFile,
 } from '../support/vm-network';
+import { describeUnless, rootReason } from '../support/skip-unless';
 
-const isRoot = process.getuid?.() === 0;
-const describeAsRoot = isRoot ? describe : describe.skip;
+const describeAsRoot = describeUnless(rootReason);
 
 /**
  * Each VM has a network of its own on the sandbox driver (a network namespace on the host's

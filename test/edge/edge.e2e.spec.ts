@@ -10,9 +10,10 @@ import { createEdgeCa, issueWildcardCertificate } from '../../apps/edge/src/tls/
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { pollUntil } from '../support/poll-until';
 import { fakeHttp, fakeSsh, FAKE_SSH_BANNER, VmAddressServices } from '../support/vm-address-services';
+import { describeUnless, rootReason } from '../support/skip-unless';
 
 const DOMAIN = 'arbor.test';
-const runAsRoot = process.getuid?.() === 0 ? describe : describe.skip;
+const runAsRoot = describeUnless(rootReason);
 
 /** Reads from a socket until `pattern` shows up (bounded), returning everything read. */
 function readUntil(socket: Socket, pattern: RegExp, timeoutMs = 10_000): Promise<string> {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@arbor/application';
 import { kvmUnavailableReason } from '@arbor/hypervisor';
 import { openDriver } from './open-driver';
+import { describeUnless, rootReason } from '../../../test/support/skip-unless';
 
 /**
  * HYPERVISOR=auto with the real drivers on this host. Where the host rules KVM out (as here:
@@ -11,9 +12,9 @@ import { openDriver } from './open-driver';
  * root, as CI runs); the qemu probe decides without building or booting anything.
  */
 const kvmRuledOut = kvmUnavailableReason();
-const runsHere = kvmRuledOut !== null && process.getuid?.() === 0;
+const skipReason = kvmRuledOut === null ? 'KVM may boot guests on this host: HYPERVISOR=auto would take qemu (its own specs cover it)' : rootReason;
 
-(runsHere ? describe : describe.skip)('openDriver (HYPERVISOR=auto on this host)', () => {
+describeUnless(skipReason)('openDriver (HYPERVISOR=auto on this host)', () => {
   let dataDir: string;
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'arbor-open-driver-'));

@@ -7,6 +7,7 @@ import { HostNetwork } from './host-network';
 import { NETWORK_REGISTRY_DIR, type NetworkLease } from './network-leases';
 import type { NetworkSettings } from './network-settings';
 import { groupChain } from './nft-rules';
+import { describeUnless, rootReason } from '../../../../test/support/skip-unless';
 
 /**
  * The host side of machines' networks on the real kernel, without machines: a process in a
@@ -15,8 +16,7 @@ import { groupChain } from './nft-rules';
  * kernel could: change its addresses, spoof). A bridge of its own, so it runs alongside suites
  * using the default one.
  */
-const isRoot = process.getuid?.() === 0;
-const describeAsRoot = isRoot ? describe : describe.skip;
+const describeAsRoot = describeUnless(rootReason);
 
 const settings: NetworkSettings = { bridge: 'arbortest0', ipv4Subnet: '10.214.0.0/24', ipv6Prefix: null, egress: true };
 const sh = (command: string) => execFileSync('sh', ['-c', command], { encoding: 'utf8' });

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CGROUP_ROOT, isUnified, probeCgroups } from './cgroup-probe';
+import { describeUnless, itUnless } from '../../../../test/support/skip-unless';
 
 /**
  * The probe fails closed: machines get memory, cpu and pids limits, the freezer and the device
@@ -21,7 +22,7 @@ function mountCgroup2(): { root: string | null; skipReason: string | null } {
 
 const { root, skipReason } = mountCgroup2();
 if (skipReason) console.warn(`cgroup v2 probe tests SKIPPED: ${skipReason}`);
-const describeMounted = root ? describe : describe.skip;
+const describeMounted = describeUnless(root ? null : skipReason ?? 'no cgroup2 hierarchy could be mounted');
 
 afterAll(() => {
   if (!root) return;
@@ -41,7 +42,7 @@ describe('probeCgroups', () => {
     expect(probe.reason).toMatch(/cgroup v1 memory\/cpu\/pids\/freezer\/devices hierarchies are not mounted: machines would run without those limits/);
   });
 
-  (isUnified() ? it.skip : it)('is ok on this host’s cgroup v1 hierarchies', async () => {
+  itUnless(isUnified() ? 'this host has the unified (v2) hierarchy, not v1' : null)('is ok on this host’s cgroup v1 hierarchies', async () => {
     expect(await probeCgroups(CGROUP_ROOT)).toMatchObject({ ok: true, version: 1 });
   });
 });

@@ -17,6 +17,7 @@ import { GUEST_IDS } from './guest-ids';
 import { machineCgroupDirs, machineCgroupPids } from './machine-cgroup-dirs';
 import { MACHINE_ROOTS_DIR } from './machine-layout';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
+import { describeUnless, rootReason } from '../../../../test/support/skip-unless';
 
 /**
  * Runs against the real host: namespaces, overlayfs and cgroup v1 need root. The base root filesystem
@@ -24,9 +25,7 @@ import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
  * `prepare()` rejects and every test fails with debootstrap's output.
  */
 const cacheDir = process.env.ARBOR_CACHE_DIR ?? '/var/cache/arbor';
-const isRoot = process.getuid?.() === 0;
-const describeAsRoot = isRoot ? describe : describe.skip;
-if (!isRoot) console.warn('sandbox driver tests SKIPPED: they need root (namespaces, mounts, cgroups)');
+const describeAsRoot = describeUnless(rootReason);
 
 const stateDirs: string[] = [];
 async function newStateDir(): Promise<string> {
