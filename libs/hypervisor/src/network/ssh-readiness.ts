@@ -4,6 +4,9 @@ import { sleep } from '../host/sleep';
 /** The port the images' sshd listens on (what GET /vm/{id}/ssh_key reports as ssh_port). */
 export const SSH_PORT = 22;
 
+/** How long a new machine's sshd may take to answer from the host: milliseconds alone, seconds on a loaded host or under TCG. */
+export const SSH_ANSWER_TIMEOUT_MS = 60_000;
+
 /**
  * Waits until an SSH server greets on `address` (its banner, `SSH-2.0-…`), from the host, the way
  * the edge will connect: a machine counts as up only once it can be reached. Fails after

@@ -29,7 +29,7 @@ import { isSafeId } from '../host/safe-id';
 import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
 import type { NetworkLease } from '../network/network-leases';
 import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
-import { waitUntilSshAnswers } from '../network/ssh-readiness';
+import { SSH_ANSWER_TIMEOUT_MS, waitUntilSshAnswers } from '../network/ssh-readiness';
 import type { GuestAgentClient } from './guest-agent-client';
 import { runInGuestOrFail } from './guest-command';
 import { execInGuest } from './guest-exec';
@@ -59,8 +59,6 @@ export interface QemuDriverOptions {
   accel?: 'auto' | 'kvm' | 'tcg';
 }
 
-/** From the guest's sshd serving its key to the host reaching it: the first packets through the bridge. */
-const SSH_TIMEOUT_MS = 60_000;
 
 /**
  * Real virtual machines: QEMU (KVM where a probe VM boots, else TCG) with QMP for lifecycle and
@@ -154,7 +152,7 @@ export class QemuDriver implements HypervisorDriver {
     return this.destroyedOnFailure(spec.vm_id, async () => {
       const lease = await this.network.attach(spec.vm_id, spec.network_group, 'tap');
       const record = await bootMachine(this.connections, layout, image, spec, accel, this.guestNetwork(lease));
-      await waitUntilSshAnswers(lease.ipv6, SSH_TIMEOUT_MS);
+      await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
       this.log(`qemu: machine ${spec.vm_id} running (pid ${record.process.pid}, ${accel}, ${lease.ipv6}, ${lease.ipv4})`);
       return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: addressesOf(lease) };
     });
@@ -169,7 +167,7 @@ export class QemuDriver implements HypervisorDriver {
       // A snapshot of a machine without a NIC restores only into a machine without one.
       const lease = snapshot.nic ? await this.network.attach(spec.vm_id, spec.network_group, 'tap') : null;
       const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, lease && this.guestNetwork(lease));
-      if (lease) await waitUntilSshAnswers(lease.ipv6, SSH_TIMEOUT_MS);
+      if (lease) await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
       this.log(`qemu: machine ${spec.vm_id} restored from ${snapshot_id} (pid ${record.process.pid}${lease ? `, ${lease.ipv6}, ${lease.ipv4}` : ', no NIC'})`);
       return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: lease && addressesOf(lease) };
     });

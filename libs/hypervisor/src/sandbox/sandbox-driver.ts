@@ -34,7 +34,7 @@ import { isSafeId } from '../host/safe-id';
 import { guestServicesInit, SSHD_ARGV } from '../guest-ssh';
 import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
 import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
-import { waitUntilSshAnswers } from '../network/ssh-readiness';
+import { SSH_ANSWER_TIMEOUT_MS, waitUntilSshAnswers } from '../network/ssh-readiness';
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
 import { probeCgroups } from './cgroup-probe';
 import { containerConfig } from './container-config';
@@ -75,8 +75,6 @@ const HOST_TOOLS = ['runc', 'flock', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs'
 /** The machine's PID 1: keeps its sshd running and reaps orphans (guest-ssh.ts). */
 const INIT = ['/bin/sh', '-c', guestServicesInit([SSHD_ARGV])];
 
-/** From the container's start to its sshd answering: milliseconds alone, seconds on a host under load. */
-const SSH_TIMEOUT_MS = 60_000;
 
 /**
  * Machines as containers of the OCI runtime runc (oci-runtime.ts, container-config.ts): a user
@@ -219,7 +217,7 @@ export class SandboxDriver implements HypervisorDriver {
       const init = state && state.pid > 0 ? await identify(state.pid) : null;
       if (!init) throw new Error(`sandbox init of ${vm_id} vanished right after starting`);
       await layout.writeRecord({ ...record, init });
-      await waitUntilSshAnswers(lease.ipv6, SSH_TIMEOUT_MS, () => isAlive(init));
+      await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS, () => isAlive(init));
       this.log(`sandbox: machine ${vm_id} running (init pid ${init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
       return { vm_id, state: 'running', pid: init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
     } catch (error) {
