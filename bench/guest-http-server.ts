@@ -7,6 +7,7 @@ export const GUEST_HTTP_SERVER = String.raw`
 use strict; use IO::Socket::IP;
 my $port = shift or die "usage: httpd.pl PORT\n";
 my $server = IO::Socket::IP->new(LocalHost => '::', LocalPort => $port, Listen => 64, ReuseAddr => 1, V6Only => 0) or die "listen: $@\n";
+open(my $ready, '>', "/root/httpd-$port.ready"); close $ready;
 open(my $f, '<', '/etc/hostname'); my $hostname = <$f>; chomp $hostname; close $f;
 while (my $client = $server->accept) {
   my $head = '';
@@ -18,10 +19,14 @@ while (my $client = $server->accept) {
 }
 `;
 
-/** Starts the server on `port` in the VM through the API (a file, then a detached exec). */
+/**
+ * Starts the server on `port` in the VM through the API (a file, then a detached exec) and answers
+ * once it listens: under TCG perl may take seconds to get there, so the exec waits for the
+ * server's ready file (or its error) instead of a fixed pause.
+ */
 export async function startGuestHttpServer(request: (method: string, path: string, options: { body: unknown }) => Promise<{ status: number; json: any }>, vm_id: string, port: number): Promise<void> {
   const put = await request('PUT', `/api/v1/vm/${vm_id}/files`, { body: { path: '/root/httpd.pl', content_b64: Buffer.from(GUEST_HTTP_SERVER).toString('base64') } });
   if (put.status !== 200) throw new Error(`writing the server into ${vm_id}: ${put.status}`);
-  const started = await request('POST', `/api/v1/vm/${vm_id}/exec`, { body: { command: ['sh', '-c', `setsid perl /root/httpd.pl ${port} </dev/null >/root/httpd-${port}.log 2>&1 & sleep 0.5; cat /root/httpd-${port}.log`] } });
+  const started = await request('POST', `/api/v1/vm/${vm_id}/exec`, { body: { command: ['sh', '-c', `rm -f /root/httpd-${port}.ready; setsid perl /root/httpd.pl ${port} </dev/null >/root/httpd-${port}.log 2>&1 & i=0; while [ ! -e /root/httpd-${port}.ready ] && [ ! -s /root/httpd-${port}.log ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; cat /root/httpd-${port}.log; test -e /root/httpd-${port}.ready || echo "not listening after 60 s"`] } });
   if (started.status !== 200 || started.json.exit_code !== 0 || started.json.stdout) throw new Error(`starting the server in ${vm_id}: ${JSON.stringify(started.json)}`);
 }

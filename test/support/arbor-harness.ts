@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type ArborConfig } from '@arbor/application';
 import type { HypervisorDriver } from '@arbor/hypervisor';
-import { type Log, silentLog } from '@arbor/observability';
+import pino from 'pino';
+import { createLog, type Log, type LogLevel } from '@arbor/observability';
 import { startEmbedded, type EmbeddedArbor } from '../../apps/embedded/src/embedded';
 import { httpClient, type ApiAnswer, type RequestOptions } from './api-client';
 import { ANY_EDGE_PORTS, EMBEDDED_STORES, TEST_SERVICE_DEFAULTS } from './processes';
@@ -22,6 +23,13 @@ export interface TestArbor extends EmbeddedArbor {
 export type TestResponse = ApiAnswer;
 
 /**
+ * What the embedded service logs in tests: errors only (an unexpected 500's stack, a failed
+ * reaction), straight to stderr so a CI log shows why a request failed; ARBOR_TEST_LOG_LEVEL
+ * asks for more (or `silent`).
+ */
+const testLog = (): Log => createLog({ level: (process.env.ARBOR_TEST_LOG_LEVEL as LogLevel | undefined) ?? 'error', format: 'json' }, pino.destination({ dest: 2, sync: true }));
+
+/**
  * The embedded service on a fresh temporary data directory and a free port, as a user runs it.
  * It runs on the embedded stores even when EVENTSTORE_URL/MONGODB_URL are set for the real-server
  * contract suites: a test that wants the distributed adapters passes them in `env`.
@@ -29,7 +37,7 @@ export type TestResponse = ApiAnswer;
 export async function startTestArbor(options: { driver?: HypervisorDriver; env?: Record<string, string>; dataDir?: string; log?: Log } = {}): Promise<TestArbor> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'arbor-test-'));
   const config = loadConfig({ ...process.env, ...EMBEDDED_STORES, ...TEST_SERVICE_DEFAULTS, ARBOR_DATA_DIR: dataDir, PORT: '0', ...ANY_EDGE_PORTS, ARBOR_WAIT_TIMEOUT_MS: '60000', ...options.env });
-  const arbor = await startEmbedded(config, { driver: options.driver, log: options.log ?? silentLog });
+  const arbor = await startEmbedded(config, { driver: options.driver, log: options.log ?? testLog() });
   const adminKey = arbor.createdAdminKey ?? readFileSync(arbor.adminKeyFile, 'utf8').trim();
   const request = httpClient(arbor.url, adminKey);
   const bootVm: TestArbor['bootVm'] = async (vm_config = {}, opts = {}) => {

@@ -1,4 +1,4 @@
-import { chmod, lchown, mkdir } from 'node:fs/promises';
+import { chmod, lchown, mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { MachineLayout } from './machine-layout';
 import { runCommand } from '../host/run-command';
@@ -35,14 +35,27 @@ export function overlayOptions(lowers: string[], writable?: { upper: string; wor
 }
 
 /**
+ * Guest root (an unprivileged host id) mounts the root from inside the machine's user namespace,
+ * so it must be able to walk every directory on the way to it (MACHINE_ROOTS_DIR). Its parent may
+ * have been made 0700 by another part of Arbor (the network registry beside it): add the walk bit
+ * to each parent Arbor owns, never the read bit.
+ */
+async function makeWalkable(rootsDir: string): Promise<void> {
+  await mkdir(rootsDir, { recursive: true, mode: 0o711 });
+  await chmod(rootsDir, 0o711);
+  const parent = dirname(rootsDir);
+  const mode = (await stat(parent)).mode & 0o7777;
+  if ((mode & 0o011) !== 0o011) await chmod(parent, mode | 0o011);
+}
+
+/**
  * Mounts the machine's copy-on-write root: `lowers` (top first: identity layer, snapshot layers,
  * base) are read-only; every write lands in the machine's own upper layer on its disk, so machines
  * never see each other's files and snapshots never change.
  */
 export async function mountOverlayRoot(lowers: string[], layout: MachineLayout): Promise<void> {
   for (const dir of [layout.upper, layout.work]) await mkdir(dir, { recursive: true });
-  await mkdir(dirname(layout.merged), { recursive: true, mode: 0o711 });
-  await chmod(dirname(layout.merged), 0o711);
+  await makeWalkable(dirname(layout.merged));
   await mkdir(layout.merged, { recursive: true });
   // The upper dir's own owner and mode become the machine's `/`: guest root's, as in the base.
   await lchown(layout.upper, GUEST_IDS.hostFirst, GUEST_IDS.hostFirst);

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { HypervisorDriver, MachineInfo, MachineSpec } from '../hypervisor-driver.port';
 import { waitUntilGone } from '../testing/host-processes';
 import { describeEscapeContract } from '../testing/escape.contract';
@@ -184,6 +184,9 @@ describeAsRoot('SandboxDriver', () => {
       // Opened up by hand: the driver closes them again whenever it adds a machine or a snapshot.
       chmodSync(stateDir, 0o755);
       chmodSync(snapshotDir, 0o755);
+      // The roots' parent closed by another part of Arbor (the network registry makes its own
+      // directory 0700 beside them): guest root must still walk to its root, or the machine cannot start.
+      chmodSync(dirname(MACHINE_ROOTS_DIR), 0o700);
       const other = machineSpec();
       await driver.create(other);
       await driver.commit(other.vm_id, `private-${other.vm_id}`);
@@ -192,6 +195,7 @@ describeAsRoot('SandboxDriver', () => {
       for (const dir of [stateDir, snapshotDir, join(stateDir, spec.vm_id)]) expect(statSync(dir).mode & 0o777).toBe(0o700);
       // The machines' roots sit where guest root may walk but not list.
       expect(statSync(MACHINE_ROOTS_DIR).mode & 0o777).toBe(0o711);
+      expect(statSync(dirname(MACHINE_ROOTS_DIR)).mode & 0o777).toBe(0o711);
       expect(statSync(join(stateDir, spec.vm_id, 'disk.img')).mode & 0o777).toBe(0o600);
       const optionsOf = (point: string) =>
         readFileSync('/proc/self/mountinfo', 'utf8')
