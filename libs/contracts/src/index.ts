@@ -4,6 +4,7 @@ export * from './http/system.dto';
 export * from './http/event-feed.dto';
 export * from './http/event-stream.dto';
 export * from './http/is-string-map.validator';
+export * from './http/is-base64.validator';
 export * from './http/commits.dto';
 export * from './http/tags.dto';
 export * from './http/env-vars.dto';
