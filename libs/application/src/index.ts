@@ -40,3 +40,4 @@ export * from './deploy/deploy-config';
 export * from './deploy/git-clone';
 export * from './deploy/git-command';
 export * from './deploy/git-remote';
+export * from './deploy/project-vm';

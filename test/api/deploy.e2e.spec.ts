@@ -1,0 +1,152 @@
+import { GitHttpServer } from '../support/git-http-server';
+import { startTestArbor, type TestArbor } from '../support/arbor-harness';
+import { issueKeyForNewOrg, type IssuedTestKey } from '../support/issue-key';
+import { pollUntil } from '../support/poll-until';
+import { describeUnless, rootReason } from '../support/skip-unless';
+
+/** The app the repository holds: a perl HTTP server (perl-base is in the VM's image) that answers what the build made. */
+const SERVER = String.raw`
+use strict; use IO::Socket::IP; $| = 1;
+my $port = shift;
+my $server = IO::Socket::IP->new(LocalHost => '::', LocalPort => $port, Listen => 16, ReuseAddr => 1, V6Only => 0) or die "listen: $@\n";
+open(my $f, '<', 'built.txt') or die "built.txt: $!\n"; my $body = <$f>; close $f;
+print "listening on $port\n";
+while (my $client = $server->accept) {
+  while (my $line = <$client>) { last if $line =~ /^\r?\n$/; }
+  print "answered a request\n";
+  print $client "HTTP/1.0 200 OK\r\nContent-Length: " . length($body) . "\r\n\r\n$body";
+  close $client;
+}
+`;
+
+/** A client run inside the VM: GET / on the port, retried while nothing listens yet. */
+const CLIENT = String.raw`
+use IO::Socket::IP;
+for (1 .. 50) { my $s = IO::Socket::IP->new(PeerHost => '::1', PeerPort => $ARGV[0]); if ($s) { print $s "GET / HTTP/1.0\r\n\r\n"; local $/; my $r = <$s>; print $r; exit 0 } select(undef, undef, undef, 0.1) }
+die "nothing listens on $ARGV[0]\n";
+`;
+
+const SETTINGS = { install_command: 'sh install.sh', build_command: 'sh build.sh', run_command: 'perl server.pl 8080', working_directory: 'app' };
+
+/**
+ * Deploy over HTTP on the sandbox driver, from a git repository the test serves (git http-backend):
+ * the project's VM gets the clone, runs the install and build as execs (their output in the VM's
+ * logs), starts the server detached, and the server answers inside the VM.
+ */
+describeUnless(rootReason)('deploy (HTTP, sandbox driver): a repository of the git host into a VM of its own', () => {
+  let arbor: TestArbor;
+  let host: GitHttpServer;
+  let alice: IssuedTestKey;
+  let bob: IssuedTestKey;
+  let main: string;
+
+  const deploy = (key: string, body: Record<string, unknown>) => arbor.request('POST', '/api/v1/deploy', { key, body });
+  const project = (key: string, id: string) => arbor.request('GET', `/arbor/v1/projects/${id}`, { key });
+  const settled = async (key: string, id: string) => {
+    let answer = await project(key, id);
+    await pollUntil(async () => !['cloning', 'installing', 'building', 'starting'].includes((answer = await project(key, id)).json.status), { timeoutMs: 120_000, intervalMs: 200 });
+    return answer.json;
+  };
+  /** Every chunk of the VM's exec logs, decoded, by exec. */
+  const logs = async (key: string, vm: string) => {
+    const entries: { exec_id: string; stream: string; data_b64: string }[] = (await arbor.request('GET', `/api/v1/vm/${vm}/logs?max_entries=1000`, { key })).json.entries;
+    const byExec: Record<string, string> = {};
+    for (const entry of entries) byExec[entry.exec_id] = (byExec[entry.exec_id] ?? '') + Buffer.from(entry.data_b64, 'base64').toString();
+    return byExec;
+  };
+  const vmCount = async (key: string) => (await arbor.request('GET', '/api/v1/vms', { key })).json.length;
+
+  beforeAll(async () => {
+    host = await GitHttpServer.start();
+    const files = {
+      'README.md': 'a web app\n',
+      'app/install.sh': 'echo "installing dependencies"; echo deps > installed.txt\n',
+      'app/build.sh': 'echo "building"; test -f installed.txt && echo "built from $(cat installed.txt)" > built.txt\n',
+      'app/server.pl': SERVER,
+    };
+    main = host.commit('acme/web', files, 'main');
+    host.commit('acme/web', { ...files, 'app/build.sh': 'echo "compile error: missing semicolon at line 3" >&2; exit 2\n' }, 'broken');
+    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_GIT_BASE_URL: host.url, ARBOR_DEPLOY_START_SECS: '1' } });
+    alice = await issueKeyForNewOrg(arbor.infra.eventStore, 'alice');
+    bob = await issueKeyForNewOrg(arbor.infra.eventStore, 'bob');
+  }, 600_000);
+  afterAll(async () => {
+    await arbor?.destroy();
+    await host?.stop();
+  });
+
+  it('202 at once with the project and its VM; the VM boots, the steps run as execs, and the server answers inside the VM', async () => {
+    const accepted = await deploy(alice.key, { repo: 'acme/web', settings: SETTINGS });
+    expect(accepted.status).toBe(202);
+    expect(accepted.json).toEqual({ project_id: expect.any(String), vm_id: expect.any(String), status: 'cloning' });
+    const { project_id, vm_id } = accepted.json;
+    // The CLI makes the VM its HEAD and polls its status at once: it is there from the answer on.
+    expect(['booting', 'running']).toContain((await arbor.request('GET', `/api/v1/vm/${vm_id}/status`, { key: alice.key })).json.state);
+
+    const running = await settled(alice.key, project_id);
+    expect(running).toMatchObject({ project_id, name: 'web', repo: 'acme/web', branch: 'main', commit_sha: main, vm_id, status: 'running', reason: null, directory: '/root/web', working_dir: '/root/web/app' });
+    expect(running.steps.map((s: { step: string }) => s.step)).toEqual(['install', 'build', 'run']);
+    expect((await arbor.request('GET', `/api/v1/vm/${vm_id}/status`, { key: alice.key })).json.state).toBe('running');
+
+    const answered = await arbor.request('POST', `/api/v1/vm/${vm_id}/exec`, { key: alice.key, body: { command: ['perl', '-e', CLIENT, '8080'] } });
+    expect(answered.json).toMatchObject({ exit_code: 0, stdout: expect.stringMatching(/^HTTP\/1.0 200 OK\r\n[\s\S]*\r\n\r\nbuilt from deps\n$/) });
+
+    // Each step's output is in the VM's exec logs, under its exec; the server's too, as it runs.
+    const [install, build, run] = running.steps.map((s: { exec_id: string }) => s.exec_id);
+    await pollUntil(async () => ((await logs(alice.key, vm_id))[run] ?? '').includes('answered a request'));
+    const byExec = await logs(alice.key, vm_id);
+    expect([byExec[install], byExec[build], byExec[run]]).toEqual(['installing dependencies\n', 'building\n', 'listening on 8080\nanswered a request\n']);
+    // The clone is the branch's head, with its history cut to that commit.
+    const head = await arbor.request('POST', `/api/v1/vm/${vm_id}/exec`, { key: alice.key, body: { command: ['cat', '/root/web/.git/shallow', '/root/web/README.md'] } });
+    expect(head.json.stdout).toBe(`${main}\na web app\n`);
+
+    // Another org sees neither the project nor its VM.
+    expect((await project(bob.key, project_id)).status).toBe(404);
+    expect((await arbor.request('GET', '/arbor/v1/projects', { key: bob.key })).json).toEqual({ projects: [] });
+    expect((await arbor.request('GET', `/api/v1/vm/${vm_id}/status`, { key: bob.key })).status).toBe(404);
+    expect((await arbor.request('GET', '/arbor/v1/projects', { key: alice.key })).json.projects.map((p: { project_id: string }) => p.project_id)).toContain(project_id);
+  });
+
+  it('a failing build fails the project with the reason; its output is in the logs, and the VM stays to be looked into', async () => {
+    const accepted = await deploy(alice.key, { repo: 'acme/web', name: 'broken-web', branch: 'broken', settings: SETTINGS });
+    expect(accepted.status).toBe(202);
+    const failed = await settled(alice.key, accepted.json.project_id);
+    expect(failed).toMatchObject({ status: 'failed', reason: 'the build command exited with code 2', branch: 'broken' });
+    expect(failed.steps.map((s: { step: string }) => s.step)).toEqual(['install', 'build']);
+    expect((await logs(alice.key, accepted.json.vm_id))[failed.steps[1].exec_id]).toBe('compile error: missing semicolon at line 3\n');
+    expect((await arbor.request('GET', `/api/v1/vm/${accepted.json.vm_id}/status`, { key: alice.key })).json.state).toBe('running');
+    expect((await arbor.request('DELETE', `/api/v1/vm/${accepted.json.vm_id}`, { key: alice.key })).status).toBe(200);
+    expect((await project(alice.key, accepted.json.project_id)).json).toMatchObject({ status: 'deleted', reason: 'its VM was deleted' });
+  });
+
+  it('refuses before anything is made: 404 for a missing repository or branch, 400 for bad input, 422 for a body of the wrong shape', async () => {
+    const before = await vmCount(alice.key);
+    expect(await deploy(alice.key, { repo: 'acme/nope' }).then((a) => [a.status, a.json])).toEqual([404, { error: `repository acme/nope not found on ${host.url}`, success: false }]);
+    expect(await deploy(alice.key, { repo: 'acme/web', name: 'other', branch: 'nope' }).then((a) => [a.status, a.json])).toEqual([404, { error: 'branch nope of repository acme/web not found', success: false }]);
+    expect((await deploy(alice.key, { repo: 'acme' })).status).toBe(400);
+    expect((await deploy(alice.key, { repo: 'acme/web', branch: 'a..b' })).status).toBe(400);
+    expect((await deploy(alice.key, { repo: 'acme/web', name: 'no spaces' })).status).toBe(400);
+    expect((await deploy(alice.key, { repo: 'acme/web', settings: { working_directory: '../etc' } })).json.error).toBe('settings.working_directory must stay inside the repository (no "..")');
+    expect(await deploy(alice.key, { settings: {} }).then((a) => [a.status, a.json.error])).toEqual([422, expect.stringContaining('missing field `repo`')]);
+    expect((await deploy(alice.key, { repo: 'acme/web', settings: { run_command: 5 } })).status).toBe(422);
+    expect(await vmCount(alice.key)).toBe(before);
+  });
+
+  it("a name is the org's while its project's VM exists: 409 for another deploy under it, free in other orgs, free again once the VM is deleted", async () => {
+    const first = await deploy(alice.key, { repo: 'acme/web', name: 'shop', settings: { install_command: 'true' } });
+    expect(first.status).toBe(202);
+    expect(await settled(alice.key, first.json.project_id)).toMatchObject({ status: 'ready', name: 'shop' });
+    const before = await vmCount(alice.key);
+    expect(await deploy(alice.key, { repo: 'acme/web', name: 'shop' }).then((a) => [a.status, a.json])).toEqual([409, { error: "project 'shop' already exists", success: false }]);
+    expect(await vmCount(alice.key)).toBe(before);
+    const elsewhere = await deploy(bob.key, { repo: 'acme/web', name: 'shop' });
+    expect(elsewhere.status).toBe(202);
+    expect(await settled(bob.key, elsewhere.json.project_id)).toMatchObject({ status: 'ready', name: 'shop' });
+
+    expect((await arbor.request('DELETE', `/api/v1/vm/${first.json.vm_id}`, { key: alice.key })).status).toBe(200);
+    const again = await deploy(alice.key, { repo: 'acme/web', name: 'shop' });
+    expect(again.status).toBe(202);
+    expect(again.json.project_id).not.toBe(first.json.project_id);
+    for (const [key, vm] of [[alice.key, again.json.vm_id], [bob.key, elsewhere.json.vm_id]]) expect((await arbor.request('DELETE', `/api/v1/vm/${vm}`, { key })).status).toBe(200);
+  });
+});
