@@ -1,32 +1,9 @@
+import { commitDeployedApp, DEPLOYED_SETTINGS as SETTINGS, GUEST_HTTP_CLIENT as CLIENT } from '../support/deploy-app';
 import { GitHttpServer } from '../support/git-http-server';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg, type IssuedTestKey } from '../support/issue-key';
 import { pollUntil } from '../support/poll-until';
 import { describeUnless, rootReason } from '../support/skip-unless';
-
-/** The app the repository holds: a perl HTTP server (perl-base is in the VM's image) that answers what the build made. */
-const SERVER = String.raw`
-use strict; use IO::Socket::IP; $| = 1;
-my $port = shift;
-my $server = IO::Socket::IP->new(LocalHost => '::', LocalPort => $port, Listen => 16, ReuseAddr => 1, V6Only => 0) or die "listen: $@\n";
-open(my $f, '<', 'built.txt') or die "built.txt: $!\n"; my $body = <$f>; close $f;
-print "listening on $port\n";
-while (my $client = $server->accept) {
-  while (my $line = <$client>) { last if $line =~ /^\r?\n$/; }
-  print "answered a request\n";
-  print $client "HTTP/1.0 200 OK\r\nContent-Length: " . length($body) . "\r\n\r\n$body";
-  close $client;
-}
-`;
-
-/** A client run inside the VM: GET / on the port, retried while nothing listens yet. */
-const CLIENT = String.raw`
-use IO::Socket::IP;
-for (1 .. 50) { my $s = IO::Socket::IP->new(PeerHost => '::1', PeerPort => $ARGV[0]); if ($s) { print $s "GET / HTTP/1.0\r\n\r\n"; local $/; my $r = <$s>; print $r; exit 0 } select(undef, undef, undef, 0.1) }
-die "nothing listens on $ARGV[0]\n";
-`;
-
-const SETTINGS = { install_command: 'sh install.sh', build_command: 'sh build.sh', run_command: 'perl server.pl 8080', working_directory: 'app' };
 
 /**
  * Deploy over HTTP on the sandbox driver, from a git repository the test serves (git http-backend):
@@ -58,14 +35,8 @@ describeUnless(rootReason)('deploy (HTTP, sandbox driver): a repository of the g
 
   beforeAll(async () => {
     host = await GitHttpServer.start();
-    const files = {
-      'README.md': 'a web app\n',
-      'app/install.sh': 'echo "installing dependencies"; echo deps > installed.txt\n',
-      'app/build.sh': 'echo "building"; test -f installed.txt && echo "built from $(cat installed.txt)" > built.txt\n',
-      'app/server.pl': SERVER,
-    };
-    main = host.commit('acme/web', files, 'main');
-    host.commit('acme/web', { ...files, 'app/build.sh': 'echo "compile error: missing semicolon at line 3" >&2; exit 2\n' }, 'broken');
+    main = commitDeployedApp(host, 'acme/web', 'main');
+    commitDeployedApp(host, 'acme/web', 'broken', { brokenBuild: true });
     arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_GIT_BASE_URL: host.url, ARBOR_DEPLOY_START_SECS: '1' } });
     alice = await issueKeyForNewOrg(arbor.infra.eventStore, 'alice');
     bob = await issueKeyForNewOrg(arbor.infra.eventStore, 'bob');
@@ -117,6 +88,21 @@ describeUnless(rootReason)('deploy (HTTP, sandbox driver): a repository of the g
     expect((await arbor.request('GET', `/api/v1/vm/${accepted.json.vm_id}/status`, { key: alice.key })).json.state).toBe('running');
     expect((await arbor.request('DELETE', `/api/v1/vm/${accepted.json.vm_id}`, { key: alice.key })).status).toBe(200);
     expect((await project(alice.key, accepted.json.project_id)).json).toMatchObject({ status: 'deleted', reason: 'its VM was deleted' });
+  });
+
+  it("the run command's end ends the project: failed when it exits in its first seconds, and when it exits later with its code", async () => {
+    const early = await deploy(alice.key, { repo: 'acme/web', name: 'early', settings: { run_command: 'echo "bad config" >&2; exit 3' } });
+    const late = await deploy(alice.key, { repo: 'acme/web', name: 'late', settings: { run_command: 'echo "up"; sleep 2; echo "crashed" >&2; exit 7' } });
+    expect([early.status, late.status]).toEqual([202, 202]);
+    const failedEarly = await settled(alice.key, early.json.project_id);
+    expect(failedEarly).toMatchObject({ status: 'failed', reason: 'the run command exited with code 3 within its first 1 s' });
+    expect((await logs(alice.key, early.json.vm_id))[failedEarly.steps[0].exec_id]).toBe('bad config\n');
+    expect(await settled(alice.key, late.json.project_id)).toMatchObject({ status: 'running' });
+    await pollUntil(async () => (await project(alice.key, late.json.project_id)).json.status !== 'running', { timeoutMs: 60_000, intervalMs: 200 });
+    const failedLate = (await project(alice.key, late.json.project_id)).json;
+    expect(failedLate).toMatchObject({ status: 'failed', reason: 'the run command exited with code 7' });
+    expect((await logs(alice.key, late.json.vm_id))[failedLate.steps[0].exec_id]).toBe('up\ncrashed\n');
+    for (const vm of [early.json.vm_id, late.json.vm_id]) expect((await arbor.request('DELETE', `/api/v1/vm/${vm}`, { key: alice.key })).status).toBe(200);
   });
 
   it('refuses before anything is made: 404 for a missing repository or branch, 400 for bad input, 422 for a body of the wrong shape', async () => {

@@ -112,6 +112,10 @@ export class DeploySaga implements StreamReactor {
         case 'starting':
           progressed = await step.awaitStart();
           break;
+        case 'running':
+          // From here the end of the command's exec brings the project on (relatedTo).
+          await this.followRun(project_id);
+          return;
         default:
           return;
       }
