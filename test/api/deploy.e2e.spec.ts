@@ -1,14 +1,18 @@
 import { commitDeployedApp, DEPLOYED_SETTINGS as SETTINGS, GUEST_HTTP_CLIENT as CLIENT } from '../support/deploy-app';
 import { GitHttpServer } from '../support/git-http-server';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
-import { issueKeyForNewOrg, type IssuedTestKey } from '../support/issue-key';
+import { issueKeyForMember, issueKeyForNewOrg, type IssuedTestKey } from '../support/issue-key';
 import { pollUntil } from '../support/poll-until';
 import { describeUnless, rootReason } from '../support/skip-unless';
 
+/** The git host wants these (Basic); Arbor has them from ARBOR_GIT_USERNAME/ARBOR_GIT_TOKEN. */
+const CREDENTIALS = { username: 'arbor-deployer', token: 'ghp_Deploy-Token-0123456789' };
+
 /**
- * Deploy over HTTP on the sandbox driver, from a git repository the test serves (git http-backend):
- * the project's VM gets the clone, runs the install and build as execs (their output in the VM's
- * logs), starts the server detached, and the server answers inside the VM.
+ * Deploy over HTTP on the sandbox driver, from a private git repository the test serves (git
+ * http-backend, credentials required): the project's VM gets the clone, runs the install and build
+ * as execs (their output in the VM's logs), starts the server detached, and the server answers
+ * inside the VM.
  */
 describeUnless(rootReason)('deploy (HTTP, sandbox driver): a repository of the git host into a VM of its own', () => {
   let arbor: TestArbor;
@@ -34,10 +38,10 @@ describeUnless(rootReason)('deploy (HTTP, sandbox driver): a repository of the g
   const vmCount = async (key: string) => (await arbor.request('GET', '/api/v1/vms', { key })).json.length;
 
   beforeAll(async () => {
-    host = await GitHttpServer.start();
+    host = await GitHttpServer.start({ credentials: CREDENTIALS });
     main = commitDeployedApp(host, 'acme/web', 'main');
     commitDeployedApp(host, 'acme/web', 'broken', { brokenBuild: true });
-    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_GIT_BASE_URL: host.url, ARBOR_DEPLOY_START_SECS: '1' } });
+    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_GIT_BASE_URL: host.url, ARBOR_GIT_USERNAME: CREDENTIALS.username, ARBOR_GIT_TOKEN: CREDENTIALS.token, ARBOR_DEPLOY_START_SECS: '1' } });
     alice = await issueKeyForNewOrg(arbor.infra.eventStore, 'alice');
     bob = await issueKeyForNewOrg(arbor.infra.eventStore, 'bob');
   }, 600_000);
@@ -71,6 +75,10 @@ describeUnless(rootReason)('deploy (HTTP, sandbox driver): a repository of the g
     const head = await arbor.request('POST', `/api/v1/vm/${vm_id}/exec`, { key: alice.key, body: { command: ['cat', '/root/web/.git/shallow', '/root/web/README.md'] } });
     expect(head.json.stdout).toBe(`${main}\na web app\n`);
 
+    // A member of the org reads the project, and may not delete what the deploy made for its owner (the role rule).
+    const member = await issueKeyForMember(arbor.infra.eventStore, alice.org_id, 'member');
+    expect((await project(member.key, project_id)).json.status).toBe('running');
+    expect((await arbor.request('DELETE', `/api/v1/vm/${vm_id}`, { key: member.key })).status).toBe(403);
     // Another org sees neither the project nor its VM.
     expect((await project(bob.key, project_id)).status).toBe(404);
     expect((await arbor.request('GET', '/arbor/v1/projects', { key: bob.key })).json).toEqual({ projects: [] });
@@ -134,5 +142,13 @@ describeUnless(rootReason)('deploy (HTTP, sandbox driver): a repository of the g
     expect(again.status).toBe(202);
     expect(again.json.project_id).not.toBe(first.json.project_id);
     for (const [key, vm] of [[alice.key, again.json.vm_id], [bob.key, elsewhere.json.vm_id]]) expect((await arbor.request('DELETE', `/api/v1/vm/${vm}`, { key })).status).toBe(200);
+  });
+
+  it("the git host's credentials were used, and are nowhere in the log", async () => {
+    expect(host.requests.length).toBeGreaterThan(0);
+    expect(host.requests.every((r) => r.authorization === `Basic ${Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.token}`).toString('base64')}`)).toBe(true);
+    const log = (await arbor.request('GET', '/api/v1/events/export')).text;
+    expect(log).toContain('ProjectRequested');
+    for (const secret of [CREDENTIALS.token, Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.token}`).toString('base64')]) expect(log).not.toContain(secret);
   });
 });
