@@ -51,7 +51,7 @@ export class DeployHandler implements ICommandHandler<DeployCommand> {
     const repo = `${ref.owner}/${ref.repo}`;
     const branch = request.branch === null || request.branch === undefined || request.branch === '' ? null : requireBranchName(request.branch);
     const settings = requireDeploySettings(request.settings);
-    const name = requireName('name', request.name ?? ref.repo.slice(0, 64));
+    const name = requireName('name', request.name ? request.name : ref.repo.slice(0, 64));
     const replaces = await this.holderGone(principal.org_id, name);
     const remote = await resolveRemoteBranch(this.config.deploy.git, repo, branch, this.config.deploy.lsRemoteTimeoutMs);
 
