@@ -41,7 +41,7 @@ describeUnless(rootReason)('deploy (HTTP, sandbox driver): a repository of the g
     host = await GitHttpServer.start({ credentials: CREDENTIALS });
     main = commitDeployedApp(host, 'acme/web', 'main');
     commitDeployedApp(host, 'acme/web', 'broken', { brokenBuild: true });
-    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_GIT_BASE_URL: host.url, ARBOR_GIT_USERNAME: CREDENTIALS.username, ARBOR_GIT_TOKEN: CREDENTIALS.token, ARBOR_DEPLOY_START_SECS: '1' } });
+    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_GIT_BASE_URL: host.url, ARBOR_GIT_USERNAME: CREDENTIALS.username, ARBOR_GIT_TOKEN: CREDENTIALS.token, ARBOR_DEPLOY_START_SECS: '1', ARBOR_EXEC_OUTPUT_MAX_BYTES: String(64 * 1024) } });
     alice = await issueKeyForNewOrg(arbor.infra.eventStore, 'alice');
     bob = await issueKeyForNewOrg(arbor.infra.eventStore, 'bob');
   }, 600_000);
@@ -111,6 +111,18 @@ describeUnless(rootReason)('deploy (HTTP, sandbox driver): a repository of the g
     expect(failedLate).toMatchObject({ status: 'failed', reason: 'the run command exited with code 7' });
     expect((await logs(alice.key, late.json.vm_id))[failedLate.steps[0].exec_id]).toBe('up\ncrashed\n');
     for (const vm of [early.json.vm_id, late.json.vm_id]) expect((await arbor.request('DELETE', `/api/v1/vm/${vm}`, { key: alice.key })).status).toBe(200);
+  });
+
+  it("a run command whose output passes the exec cap runs on, followed quietly to its end", async () => {
+    const chatty = 'i=0; while [ $i -lt 2000 ]; do echo "line $i of a chatty app, long enough to pass the cap soon"; i=$((i+1)); done; sleep 3; exit 5';
+    const accepted = await deploy(alice.key, { repo: 'acme/web', name: 'chatty', settings: { run_command: chatty } });
+    expect(await settled(alice.key, accepted.json.project_id)).toMatchObject({ status: 'running' });
+    await pollUntil(async () => (await project(alice.key, accepted.json.project_id)).json.status !== 'running', { timeoutMs: 60_000, intervalMs: 200 });
+    expect((await project(alice.key, accepted.json.project_id)).json).toMatchObject({ status: 'failed', reason: 'the run command exited with code 5' });
+    const output = Object.values(await logs(alice.key, accepted.json.vm_id)).join('');
+    expect(output).toContain('arbor: output limit of 65536 bytes reached');
+    expect(output).toContain(`arbor: the run command's output passed the exec output cap: it goes on in /var/log/arbor-deploy/${accepted.json.project_id}.log only`);
+    expect((await arbor.request('DELETE', `/api/v1/vm/${accepted.json.vm_id}`, { key: alice.key })).status).toBe(200);
   });
 
   it('refuses before anything is made: 404 for a missing repository or branch, 400 for bad input, 422 for a body of the wrong shape', async () => {

@@ -21,11 +21,12 @@ rm -rf -- "$stage"
 if [ ! -d "$workdir" ]; then echo "the working directory $workdir is not a directory of the repository" >&2; exit 3; fi`;
 
 /**
- * The end both run scripts share: follows the log until the command's session leader exits, then
- * exits with the command's own status (the exec's exit code is the run command's).
+ * The end both run scripts share: follows the log until the command's session leader exits (its
+ * output to the exec, or, quiet, nowhere), then exits with the command's own status (the exec's
+ * exit code is the run command's).
  */
 const FOLLOW = `pid=$(cat -- "$state/pid")
-tail -n "$from" --pid="$pid" -f -- "$log"
+if [ "$quiet" = 1 ]; then tail -n "$from" --pid="$pid" -f -- "$log" >/dev/null; else tail -n "$from" --pid="$pid" -f -- "$log"; fi
 i=0; while [ ! -e "$state/exit" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
 if [ -e "$state/exit" ]; then exit "$(cat -- "$state/exit")"; fi
 echo "arbor: the run command ended without an exit status (killed?)" >&2
@@ -38,7 +39,7 @@ exit 255`;
  * and the exec's output cap; then follows its output from the start, so the exec's logs show it.
  */
 export const RUN_SCRIPT = `set -u
-state=$1 log=$2 from=+1
+state=$1 log=$2 from=+1 quiet=0
 mkdir -p -- "$state" "$(dirname -- "$log")"
 rm -f -- "$state/pid" "$state/exit"
 : >> "$log"
@@ -48,10 +49,12 @@ i=0; while [ ! -s "$state/pid" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); do
 ${FOLLOW}`;
 
 /**
- * `sh -c FOLLOW_SCRIPT arbor-follow <state dir> <log file>`: takes over following a run command
- * already started (its follower was lost with a worker restart), from the log's end.
+ * `sh -c FOLLOW_SCRIPT arbor-follow <state dir> <log file> <quiet>`: takes over following a run
+ * command already started, from the log's end: its follower was lost with a worker restart, or
+ * (quiet: 1) stopped at the exec output cap, after which only the command's end is followed.
  */
 export const FOLLOW_SCRIPT = `set -u
-state=$1 log=$2 from=0
+state=$1 log=$2 from=0 quiet=$3
 [ -s "$state/pid" ] || { echo "arbor: the run command's state is gone" >&2; exit 255; }
+[ "$quiet" = 1 ] && echo "arbor: the run command's output passed the exec output cap: it goes on in $log only"
 ${FOLLOW}`;

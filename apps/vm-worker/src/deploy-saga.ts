@@ -141,13 +141,10 @@ export class DeploySaga implements StreamReactor {
       return true;
     }
     const step = new DeployStep(this.aggregates, this.driver, this.placements, this.log, this.options, state, recorded[0]);
-    if (ending.kind === 'lost' || (ending.kind === 'exited' && ending.output_limited)) {
-      if (ending.output_limited) {
-        // The cap stopped the follower, not the command: its output goes on in the VM's log file only.
-        this.log.info(`worker: deploy ${project_id}: the run command's output passed the exec cap; it is no longer followed`);
-        return false;
-      }
-      if (!(await step.follow())) return false;
+    // A follower cut off by a restart, or stopped at the output cap (the command itself runs on:
+    // then only its end is followed, its output going on in the VM's log file).
+    if (ending.kind === 'lost' || ending.output_limited) {
+      if (!(await step.follow(ending.output_limited || state.quiet))) return false;
       return this.followRun(project_id);
     }
     const reason =
@@ -249,23 +246,25 @@ class DeployStep {
     const started = await this.waitFor('the run command to start', async () => ((await watch.poll()) || watch.started ? true : undefined), 600_000).catch(() => false);
     if (!started) return this.fail('run', 'the run command did not start in time');
     const upUntil = Date.now() + this.options.config.startGraceMs;
-    while (Date.now() < upUntil && !(await watch.poll())) await sleep(this.options.pollMs ?? 100);
+    while (Date.now() < upUntil && !(await watch.poll())?.kind) await sleep(this.options.pollMs ?? 100);
     const ending = await watch.poll();
-    if (ending) return this.fail('run', `${this.failureOf('run', ending)} within its first ${this.options.config.startGraceMs / 1000} s`);
+    // A follower stopped at the output cap says nothing of the command: running, then followed quietly.
+    if (ending && !ending.output_limited) return this.fail('run', `${this.failureOf('run', ending)} within its first ${this.options.config.startGraceMs / 1000} s`);
     return this.record({ type: 'RecordProjectRunning', now: new Date().toISOString() });
   }
 
-  /** A new exec follows the running command (its previous follower was cut off); false when the VM is gone. */
-  async follow(): Promise<boolean> {
+  /** A new exec follows the running command (its previous follower ended before it); false when the VM is gone. */
+  async follow(quiet: boolean): Promise<boolean> {
     const vm = await this.aggregates.load(Vm, this.request.vm_id);
     if (!['running', 'paused', 'booting'].includes(vm.state.lifecycle)) {
       await this.record({ type: 'RecordProjectRunExited', exit_code: null, reason: 'the VM is gone', now: new Date().toISOString() });
       return false;
     }
-    if (!(await this.record({ type: 'FollowProjectRun' }))) return false;
+    if (!(await this.record({ type: 'FollowProjectRun', quiet }))) return false;
     const { state } = await this.aggregates.load(Project, this.request.project_id);
     const { project_id } = this.request;
-    await this.requestExecAs(state.exec_id!, `follow-${state.follows}`, ['/bin/sh', '-c', FOLLOW_SCRIPT, 'arbor-follow', runStateDir(project_id), runLogFile(project_id)], 0);
+    const argv = ['/bin/sh', '-c', FOLLOW_SCRIPT, 'arbor-follow', runStateDir(project_id), runLogFile(project_id), quiet ? '1' : '0'];
+    await this.requestExecAs(state.exec_id!, `follow-${state.follows}`, argv, 0);
     return true;
   }
 
@@ -310,6 +309,7 @@ class DeployStep {
   private failureOf(step: ProjectStep, ending: ExecEnding): string {
     if (ending.kind === 'exited') {
       if (ending.exit_code === 124 && step !== 'run') return `the ${step} command did not finish within ${this.options.config.stepTimeoutSecs} s (ARBOR_DEPLOY_STEP_TIMEOUT_SECS)`;
+      if (ending.output_limited) return `the ${step} command's output passed the exec output cap (ARBOR_EXEC_OUTPUT_MAX_BYTES): it was stopped`;
       return `the ${step} command exited with code ${ending.exit_code}`;
     }
     return ending.kind === 'lost' ? `the ${step} command was cut off: ${ending.reason}` : `the ${step} command could not run: ${ending.reason}`;

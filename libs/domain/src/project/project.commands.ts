@@ -10,7 +10,7 @@ export type StartProjectStep = DomainCommand<'StartProjectStep', { step: Project
 export type RecordProjectRunning = DomainCommand<'RecordProjectRunning', { now: string }>;
 export type RecordProjectReady = DomainCommand<'RecordProjectReady', { now: string }>;
 export type FailProject = DomainCommand<'FailProject', { step: ProjectFailureStep; reason: string; now: string }>;
-export type FollowProjectRun = DomainCommand<'FollowProjectRun'>;
+export type FollowProjectRun = DomainCommand<'FollowProjectRun', { quiet: boolean }>;
 export type RecordProjectRunExited = DomainCommand<'RecordProjectRunExited', { exit_code: number | null; reason: string; now: string }>;
 
 export type ProjectCommand =

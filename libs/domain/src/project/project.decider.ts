@@ -22,12 +22,14 @@ export interface ProjectState {
   /** The step last started, and its exec (while running: the exec that follows the run command's output). */
   step: ProjectStep | null;
   exec_id: string | null;
-  /** Execs that took over following the run command (after a worker restart). */
+  /** Execs that took over following the run command (after a worker restart, or the output cap). */
   follows: number;
+  /** The run command's output is no longer followed into exec logs (it passed the cap once). */
+  quiet: boolean;
   failure: { step: ProjectFailureStep; reason: string } | null;
 }
 
-const initialState = (): ProjectState => ({ status: 'none', request: null, copied: false, step: null, exec_id: null, follows: 0, failure: null });
+const initialState = (): ProjectState => ({ status: 'none', request: null, copied: false, step: null, exec_id: null, follows: 0, quiet: false, failure: null });
 
 const STATUS_OF_STEP: Record<ProjectStep, ProjectStatus> = { install: 'installing', build: 'building', run: 'starting' };
 const COMMAND_OF_STEP: Record<ProjectStep, keyof DeploySettings> = { install: 'install_command', build: 'build_command', run: 'run_command' };
@@ -87,7 +89,7 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
     }
     case 'FollowProjectRun':
       if (state.status !== 'running') return [];
-      return [{ type: 'ProjectRunFollowed', data: { project_id, exec_id: projectExecId(project_id, 'run', state.follows + 1) } }];
+      return [{ type: 'ProjectRunFollowed', data: { project_id, exec_id: projectExecId(project_id, 'run', state.follows + 1), quiet: command.quiet } }];
     case 'RecordProjectRunExited':
       if (state.status !== 'running') return [];
       return [{ type: 'ProjectRunExited', data: { project_id, exit_code: command.exit_code, reason: command.reason, exited_at: command.now } }];
@@ -109,7 +111,7 @@ function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
     case 'ProjectFailed':
       return { ...state, status: 'failed', failure: { step: event.data.step, reason: event.data.reason } };
     case 'ProjectRunFollowed':
-      return { ...state, exec_id: event.data.exec_id, follows: state.follows + 1 };
+      return { ...state, exec_id: event.data.exec_id, follows: state.follows + 1, quiet: state.quiet || event.data.quiet };
     case 'ProjectRunExited':
       return event.data.exit_code === 0
         ? { ...state, status: 'stopped' }

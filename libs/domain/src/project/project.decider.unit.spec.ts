@@ -68,14 +68,14 @@ describe('project decider: a deploy moves one step at a time', () => {
   });
 
   it('a running command is followed by a new exec after a restart, and its exit ends the project', () => {
-    const followed: ProjectEvent = { type: 'ProjectRunFollowed', data: { project_id, exec_id: projectExecId(project_id, 'run', 1) } };
+    const followed: ProjectEvent = { type: 'ProjectRunFollowed', data: { project_id, exec_id: projectExecId(project_id, 'run', 1), quiet: false } };
     const given = [requested, copied, installing, starting, running];
-    spec.given(given).when({ type: 'FollowProjectRun' }).then([followed]);
-    spec.given([...given, followed]).when({ type: 'FollowProjectRun' }).then([{ type: 'ProjectRunFollowed', data: { project_id, exec_id: projectExecId(project_id, 'run', 2) } }]);
+    spec.given(given).when({ type: 'FollowProjectRun', quiet: false }).then([followed]);
+    spec.given([...given, followed]).when({ type: 'FollowProjectRun', quiet: true }).then([{ type: 'ProjectRunFollowed', data: { project_id, exec_id: projectExecId(project_id, 'run', 2), quiet: true } }]);
     const exited: ProjectEvent = { type: 'ProjectRunExited', data: { project_id, exit_code: 3, reason: 'the run command exited with code 3', exited_at: now } };
     spec.given(given).when({ type: 'RecordProjectRunExited', exit_code: 3, reason: 'the run command exited with code 3', now }).then([exited]);
     spec.given([...given, exited]).when({ type: 'RecordProjectRunExited', exit_code: 3, reason: 'again', now }).then([]);
-    spec.given([...given, exited]).when({ type: 'FollowProjectRun' }).then([]);
+    spec.given([...given, exited]).when({ type: 'FollowProjectRun', quiet: false }).then([]);
   });
 
   it('a project id is used once, and its request obeys the rules', () => {

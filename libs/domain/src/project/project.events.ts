@@ -60,10 +60,11 @@ export type ProjectFailed = DomainEvent<
   { project_id: string; step: ProjectFailureStep; reason: string; exec_id: string | null; failed_at: string }
 >;
 /**
- * The run command's output is followed by a new exec (the worker restarted and lost the one that
- * followed it; the command itself runs on, detached, in the VM).
+ * The run command is followed by a new exec: the one before was lost with a worker restart, or
+ * stopped at the exec output cap (then `quiet`: only the command's end is followed, its output
+ * going on in the VM's log file). The command itself runs on, detached, in the VM.
  */
-export type ProjectRunFollowed = DomainEvent<'ProjectRunFollowed', { project_id: string; exec_id: string }>;
+export type ProjectRunFollowed = DomainEvent<'ProjectRunFollowed', { project_id: string; exec_id: string; quiet: boolean }>;
 /** The run command ended after it was running: exit code 0 stops the project, anything else fails it. */
 export type ProjectRunExited = DomainEvent<'ProjectRunExited', { project_id: string; exit_code: number | null; reason: string; exited_at: string }>;
 
