@@ -133,13 +133,13 @@ export class DeploySaga implements StreamReactor {
     if (state.status !== 'running') return false;
     const request = state.request!;
     const stream = Exec.stream(execKey(request.org_id, state.exec_id!));
-    const watch = new ExecWatch(this.aggregates.store, stream);
-    const ending = await watch.poll();
-    if (!ending) {
-      this.watched.set(project_id, stream);
-      this.projectOfExec.set(stream, project_id);
-      return true;
-    }
+    // Remembered before the look, so an ending appended meanwhile comes back through relatedTo.
+    this.watched.set(project_id, stream);
+    this.projectOfExec.set(stream, project_id);
+    const ending = await new ExecWatch(this.aggregates.store, stream).poll();
+    if (!ending) return true;
+    this.watched.delete(project_id);
+    this.projectOfExec.delete(stream);
     const step = new DeployStep(this.aggregates, this.driver, this.placements, this.log, this.options, state, recorded[0]);
     // A follower cut off by a restart, or stopped at the output cap (the command itself runs on:
     // then only its end is followed, its output going on in the VM's log file).
