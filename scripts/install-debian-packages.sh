@@ -9,11 +9,13 @@ for purpose in "$@"; do
     # sandbox driver: runc runs its machines (OCI runtime); debootstrap builds its base root
     # filesystem; btrfs-progs its machine disks; util-linux losetup/findmnt/flock; openssh-client
     # ssh-keygen for machine identities (and ssh, which the tests reach machines with); iproute2
-    # and nftables the machines' networks (bridge, veth/tap ports, isolation and NAT rules).
-    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables" ;;
+    # and nftables the machines' networks (bridge, veth/tap ports, isolation and NAT rules); git
+    # the deploys' clones (on the worker's host) and their ls-remote (on the api's).
+    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables git" ;;
     # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
-    # its guest image (root disk, initramfs); iproute2 and nftables the machines' networks.
-    qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs iproute2 nftables openssh-client" ;;
+    # its guest image (root disk, initramfs); iproute2 and nftables the machines' networks; git
+    # the deploys' clones.
+    qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs iproute2 nftables openssh-client ca-certificates git" ;;
     # the edge's tests and its users: openssl s_client is the ssh ProxyCommand into a VM over
     # TLS, ssh the client, curl for HTTPS to VMs; iproute2 puts test addresses on loopback.
     edge) packages="$packages openssl openssh-client curl iproute2" ;;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { GitHttpServer } from '../test/support/git-http-server';
 import { startTestArbor, type TestArbor } from '../test/support/arbor-harness';
 import { issueKeyForNewOrg } from '../test/support/issue-key';
 import { printFigures } from './support/figures';
@@ -6,6 +7,7 @@ import { type Exchange } from './support/exchange';
 import { type OpenApiDocument, type Operation, operationsOf } from './support/openapi-operations';
 import { missingPathValues, type OperationRequest, sendOperation, validRequest } from './support/operation-request';
 import { makeOrgResources, type OrgResources, pathValueOf, vmsMadeBy } from './support/org-resources';
+import { startTrustGitHost } from './support/trust-git-host';
 import { BODY_REFERENCES } from './walls/body-references';
 import { KEY_KINDS, RIGHTS, type KeyKind } from './walls/rights';
 
@@ -20,6 +22,7 @@ import { KEY_KINDS, RIGHTS, type KeyKind } from './walls/rights';
  */
 describe('trust: walls between orgs, and keys without rights', () => {
   let arbor: TestArbor;
+  let git: GitHttpServer;
   let document: OpenApiDocument;
   let operations: Operation[];
   let home: OrgResources;
@@ -27,7 +30,8 @@ describe('trust: walls between orgs, and keys without rights', () => {
   let homeOrgId: string;
 
   beforeAll(async () => {
-    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    git = await startTrustGitHost();
+    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true', ARBOR_GIT_BASE_URL: git.url } });
     document = (await arbor.request('GET', '/api/docs-json', { key: null })).json;
     operations = operationsOf(document);
     homeOrgId = (await arbor.infra.eventStore.readAll({ max_count: 1000 })).find((e) => e.type === 'OrgCreated')!.metadata.org_id!;
@@ -35,10 +39,13 @@ describe('trust: walls between orgs, and keys without rights', () => {
     const b = await issueKeyForNewOrg(arbor.infra.eventStore, 'outsider');
     outsider = await makeOrgResources(arbor.request, { key: b.key, orgName: b.org_name, prefix: 'own', publicRepo: true });
   }, 600_000);
-  afterAll(() => arbor?.destroy(), 300_000);
+  afterAll(async () => {
+    await arbor?.destroy();
+    await git?.stop();
+  }, 300_000);
 
   /** A's ids and names, as they would show in an answer. */
-  const homeSecrets = () => [home.vm, home.exec, home.commit, home.webhook, home.tag, home.repo, home.repoTag, home.envVar, homeOrgId];
+  const homeSecrets = () => [home.vm, home.exec, home.commit, home.webhook, home.tag, home.repo, home.repoTag, home.envVar, home.project, home.projectVm, homeOrgId];
 
   /** An answer with the given values written as <id>, to compare two answers that differ only in the id asked about. */
   const normalised = (answer: Exchange, ...ids: unknown[]) => {

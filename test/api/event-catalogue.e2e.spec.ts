@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { EVENT_CATALOGUE } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { runAdmin } from '../../apps/admin/src/run-admin';
+import { commitDeployedApp } from '../support/deploy-app';
+import { GitHttpServer } from '../support/git-http-server';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg } from '../support/issue-key';
 import { startMailCatcher, type MailCatcher } from '../support/mail-catcher';
@@ -15,9 +17,10 @@ import { WebhookReceiver } from '../support/webhook-receiver';
  * Event types this workload does not make: SshKeyUnbound (only the operator command `npm run
  * arbor -- users unbind-key` appends it), ExecLost (a worker killed while a command runs: the
  * chaos suite and test/distributed/exec-bounds make it), CommitIdReleased (a chosen commit id
- * given back when its commit is refused after the id was reserved: a race between two requests).
+ * given back when its commit is refused after the id was reserved: a race between two requests),
+ * ProjectRunFollowed (a deploy's run command outliving a killed worker: test/distributed/deploy-saga-crash).
  */
-const NOT_PRODUCED = ['CommitIdReleased', 'ExecLost', 'SshKeyUnbound'];
+const NOT_PRODUCED = ['CommitIdReleased', 'ExecLost', 'ProjectRunFollowed', 'SshKeyUnbound'];
 /** Appended, but never shown in the feed (internal bookkeeping). */
 const NOT_IN_FEED = ['IdempotentResponseRecorded'];
 
@@ -31,14 +34,17 @@ describe('the event catalogue (HTTP, machines in memory)', () => {
   let arbor: TestArbor;
   let driver: InMemoryDriver;
   let mail: MailCatcher;
+  let git: GitHttpServer;
   const receivers: WebhookReceiver[] = [];
 
   beforeAll(async () => {
     driver = new InMemoryDriver();
     mail = await startMailCatcher();
+    git = await GitHttpServer.start();
+    commitDeployedApp(git, 'acme/web');
     const port = await freePort();
     const identity = { PORT: String(port), ARBOR_PUBLIC_URL: `http://127.0.0.1:${port}`, ARBOR_SMTP_URL: mail.url, ARBOR_KEY_USAGE_FLUSH_MS: '100' };
-    arbor = await startTestArbor({ driver, env: { ARBOR_RESYNC_INTERVAL_MS: '100', ARBOR_WEBHOOK_ATTEMPTS: '2', ARBOR_WEBHOOK_RETRY_BASE_MS: '20', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true', ARBOR_EXEC_OUTPUT_MAX_BYTES: '8', ...identity } });
+    arbor = await startTestArbor({ driver, env: { ARBOR_RESYNC_INTERVAL_MS: '100', ARBOR_WEBHOOK_ATTEMPTS: '2', ARBOR_WEBHOOK_RETRY_BASE_MS: '20', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true', ARBOR_EXEC_OUTPUT_MAX_BYTES: '8', ARBOR_GIT_BASE_URL: git.url, ARBOR_DEPLOY_START_SECS: '1', ...identity } });
     const other = await issueKeyForNewOrg(arbor.infra.eventStore, 'other');
     const ok = async (method: string, path: string, body?: unknown, options: { key?: string; status?: number; headers?: Record<string, string> } = {}) => {
       const res = await arbor.request(method, `/api/v1${path}`, { body, key: options.key, headers: options.headers });
@@ -103,6 +109,20 @@ describe('the event catalogue (HTTP, machines in memory)', () => {
     await ok('DELETE', `/vm/${doomed}`, undefined, { status: 200 });
     await ok('DELETE', `/vm/${vm}`, undefined, { status: 200 });
     await ok('DELETE', `/commits/${second}`, undefined, { status: 204 });
+    // Deploys (no install or build here: the output cap of 8 bytes would stop them): one with nothing to run (ready); one whose run command stays up past its grace (each
+    // in-memory exec takes 3 s here) until its VM is deleted under it; one whose copy into the VM fails.
+    const deployed = async (body: Record<string, unknown>, status: string) => {
+      const { project_id, vm_id } = await ok('POST', '/deploy', body, { status: 202 });
+      await pollUntil(async () => (await arbor.request('GET', `/arbor/v1/projects/${project_id}`)).json.status === status, { timeoutMs: 30_000 });
+      await ok('DELETE', `/vm/${vm_id}`, undefined, { status: 200 });
+    };
+    await deployed({ repo: 'acme/web', name: 'ready' }, 'ready');
+    driver.slowDown('exec', 3000);
+    await deployed({ repo: 'acme/web', name: 'runs', settings: { run_command: 'serve' } }, 'running');
+    driver.slowDown('exec', 0);
+    await pollUntil(() => recorded('ProjectRunExited'));
+    driver.failNext('exec', 'agent gone');
+    await deployed({ repo: 'acme/web', name: 'fails' }, 'failed');
     // People, orgs and keys: a sign-up by mail, a member invited, promoted and removed, a key made, used and revoked.
     const ada = { email: 'ada@example.com', ssh_public_key: newSshPublicKey() };
     expect((await arbor.request('POST', '/api/shell-auth', { key: null, body: ada })).status).toBe(200);
@@ -119,6 +139,7 @@ describe('the event catalogue (HTTP, machines in memory)', () => {
   }, 120_000);
   afterAll(async () => {
     await mail?.close();
+    await git?.stop();
     await Promise.all(receivers.map((receiver) => receiver.close()));
     await arbor?.destroy();
   });

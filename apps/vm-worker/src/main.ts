@@ -26,6 +26,7 @@ runArborProcess('worker', async (config, log) => {
     log,
     resources: config.resources,
     dataDir: config.dataDir,
+    deploy: config.deploy,
   });
   await worker.start();
   return async () => {

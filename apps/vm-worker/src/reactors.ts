@@ -1,7 +1,9 @@
-import { DataDiskFloor, OrgQuotas, type AggregateRepository, type ResourceSettings } from '@arbor/application';
+import { join } from 'node:path';
+import { DataDiskFloor, OrgQuotas, type AggregateRepository, type DeployConfig, type ResourceSettings } from '@arbor/application';
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import type { Log } from '@arbor/observability';
 import { CommitReactor } from './commit-reactor';
+import { DeploySaga } from './deploy-saga';
 import { DomainReleaser } from './domain-releaser';
 import { ExecRunner } from './exec-runner';
 import { ForkSaga } from './fork-saga';
@@ -10,10 +12,11 @@ import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
 import { VmReconciler } from './vm-reconciler';
 
-/** What bounds the worker applies: the exec output cap, the data disk's floor (its data directory's disk). */
+/** What bounds the worker applies: the exec output cap, the data disk's floor (its data directory's disk); how it deploys. */
 export interface WorkerBounds {
   resources: ResourceSettings;
   dataDir: string;
+  deploy: DeployConfig;
 }
 
 /** Every reactor the worker runs, one per aggregate it acts on; VM work (and a VM's domains) only for VMs placed here. */
@@ -26,6 +29,7 @@ export function createReactors(aggregates: AggregateRepository, driver: Hypervis
     new ExecRunner(aggregates, driver, placements, log, { outputMaxBytes: bounds.resources.execOutputMaxBytes }),
     new GuestFileReactor(aggregates, driver, placements, log),
     new ForkSaga(aggregates, log),
+    new DeploySaga(aggregates, driver, placements, log, { config: bounds.deploy, cloneDir: join(bounds.dataDir, 'deploy-clones') }),
     new DomainReleaser(aggregates, placements, log),
   ];
 }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { loadLogSettings, loadMetricsSettings, type LogSettings, type MetricsSettings } from '@arbor/observability';
+import { loadDeployConfig, type DeployConfig } from './deploy/deploy-config';
 import { loadResourceSettings, type ResourceSettings } from './resource-settings';
 import { positiveSetting } from './settings';
 import { loadEdgeSettings, type EdgeSettings } from './edge-settings';
@@ -47,6 +48,8 @@ export interface ArborConfig {
   resources: ResourceSettings;
   /** The edge: its domain, ports and certificate. */
   edge: EdgeSettings;
+  /** Deploys: the git host and its credentials, the clone's bounds, the steps' time limits. */
+  deploy: DeployConfig;
 }
 
 /** Structurally the hypervisor's NetworkSettings (validated there, where the addresses are planned). */
@@ -85,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     vmNetwork: loadVmNetworkSettings(env),
     resources: loadResourceSettings(env),
     edge: loadEdgeSettings(env),
+    deploy: loadDeployConfig(env),
   };
 }
 

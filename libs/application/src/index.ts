@@ -36,3 +36,8 @@ export * from './wait-until';
 export * from './webhook-secrets';
 export * from './webhook-settings';
 export * from './webhook-signature';
+export * from './deploy/deploy-config';
+export * from './deploy/git-clone';
+export * from './deploy/git-command';
+export * from './deploy/git-remote';
+export * from './deploy/project-vm';

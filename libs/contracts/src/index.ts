@@ -16,3 +16,4 @@ export * from './http/webhooks.dto';
 export * from './http/shell-auth.dto';
 export * from './http/identity.dto';
 export * from './http/domains.dto';
+export * from './http/deploy.dto';

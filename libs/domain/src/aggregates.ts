@@ -39,6 +39,10 @@ import { tagDecider } from './tag/tag.decider';
 import { TAG_EVENT_TYPES } from './tag/tag.events';
 import { userDecider } from './user/user.decider';
 import { USER_EVENT_TYPES } from './user/user.events';
+import { projectNameDecider } from './project/project-name.decider';
+import { PROJECT_NAME_EVENT_TYPES } from './project/project-name.events';
+import { projectDecider } from './project/project.decider';
+import { PROJECT_EVENT_TYPES } from './project/project.events';
 import { orgUsageDecider } from './usage/org-usage.decider';
 import { ORG_USAGE_EVENT_TYPES } from './usage/org-usage.events';
 import { vmDecider } from './vm/vm.decider';
@@ -81,6 +85,16 @@ export const Repository = defineAggregate({
 });
 /** `fork-<id>`: a fork of a public repository tag into an org, a saga the worker drives. */
 export const Fork = defineAggregate({ name: 'Fork', category: 'fork', decider: forkDecider, eventTypes: FORK_EVENT_TYPES, outcomes: forkOutcomes });
+/** `project-<id>`: a git repository deployed into a VM of its own (POST /deploy), a saga the worker drives. */
+export const Project = defineAggregate({ name: 'Project', category: 'project', decider: projectDecider, eventTypes: PROJECT_EVENT_TYPES });
+/** `projectname-<org>-<name>`: a project name's holder in an org (unique while its project's VM exists). */
+export const ProjectName = defineAggregate({
+  name: 'ProjectName',
+  category: 'projectname',
+  decider: projectNameDecider,
+  eventTypes: PROJECT_NAME_EVENT_TYPES,
+  key: ({ org_id, name }: { org_id: string; name: string }) => `${org_id}-${name}`,
+});
 /**
  * `domain-<host name>`: a custom domain routed by the edge to a VM; the stream is the name's
  * reservation across the installation (free again once removed).
@@ -149,6 +163,8 @@ export const AGGREGATES: readonly AnyAggregate[] = [
   Tag,
   Repository,
   Fork,
+  Project,
+  ProjectName,
   CustomDomain,
   EnvVars,
   Exec,

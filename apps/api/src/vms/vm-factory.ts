@@ -64,7 +64,8 @@ export class VmFactory {
     }
   }
 
-  private vmIdOf(context: RequestContext, index: number): string {
+  /** The id of the request's n-th VM (the one `reserve` took the quota for). */
+  vmIdOf(context: RequestContext, index: number): string {
     return deterministicUuid(context.command.command_id, 'vm', String(index));
   }
 

@@ -42,6 +42,6 @@ import { VmsController } from './vms.controller';
     GetVmStatusHandler,
     GetVmMetadataHandler,
   ],
-  exports: [VmReadModel, DataDiskGuard],
+  exports: [VmReadModel, DataDiskGuard, VmFactory],
 })
 export class VmsModule {}

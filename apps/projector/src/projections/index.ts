@@ -7,6 +7,7 @@ import { execLogsProjection } from './exec-logs.projection';
 import { orgMembersProjection } from './org-members.projection';
 import { orgsProjection } from './orgs.projection';
 import type { Projection } from './projection';
+import { projectsProjection } from './projects.projection';
 import { repositoriesProjection } from './repositories.projection';
 import { sshKeysProjection } from './ssh-keys.projection';
 import { usersProjection } from './users.projection';
@@ -28,5 +29,6 @@ export const ALL_PROJECTIONS: Projection[] = [
   eventStatsProjection,
   webhooksProjection,
   domainsProjection,
+  projectsProjection,
 ];
 export type { Projection };
