@@ -149,7 +149,9 @@ export class RegistryClient {
       throw new Error(`${formatImageReference(ref)}: the registry asks for credentials Arbor does not have (${header ?? 'no challenge'})`);
     }
     const realm = new URL(challenge.params.realm);
-    if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && this.insecure.has(realm.host.toLowerCase()))) {
+    // A registry spoken to over plain HTTP may name a plain-HTTP token service; any other, HTTPS only.
+    const plainAllowed = this.insecure.has(ref.apiHost.toLowerCase()) || this.insecure.has(realm.host.toLowerCase());
+    if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && plainAllowed)) {
       throw new Error(`${formatImageReference(ref)}: the token service ${realm.origin} is not HTTPS`);
     }
     if (challenge.params.service) realm.searchParams.set('service', challenge.params.service);
