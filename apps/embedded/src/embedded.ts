@@ -51,6 +51,7 @@ export async function startEmbedded(
     log,
     resources: config.resources,
     dataDir: config.dataDir,
+    images: config.images,
   });
   await worker.start();
   const webhooks = await openWebhookDeliverer(infra.eventStore, config, log);

@@ -26,6 +26,7 @@ runArborProcess('worker', async (config, log) => {
     log,
     resources: config.resources,
     dataDir: config.dataDir,
+    images: config.images,
   });
   await worker.start();
   return async () => {

@@ -1,4 +1,4 @@
-import { DataDiskFloor, OrgQuotas, type AggregateRepository, type ResourceSettings } from '@arbor/application';
+import { DataDiskFloor, OrgQuotas, type AggregateRepository, type ImageSettings, type ResourceSettings } from '@arbor/application';
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import type { Log } from '@arbor/observability';
 import { CommitReactor } from './commit-reactor';
@@ -6,14 +6,16 @@ import { DomainReleaser } from './domain-releaser';
 import { ExecRunner } from './exec-runner';
 import { ForkSaga } from './fork-saga';
 import { GuestFileReactor } from './guest-file-reactor';
+import { ImageBuilder } from './image-builder';
 import type { StreamReactor } from './stream-reactor';
 import type { VmPlacements } from './vm-placements';
 import { VmReconciler } from './vm-reconciler';
 
-/** What bounds the worker applies: the exec output cap, the data disk's floor (its data directory's disk). */
+/** What bounds the worker applies: the exec output cap, the data disk's floor (its data directory's disk); how it makes images. */
 export interface WorkerBounds {
   resources: ResourceSettings;
   dataDir: string;
+  images: ImageSettings;
 }
 
 /** Every reactor the worker runs, one per aggregate it acts on; VM work (and a VM's domains) only for VMs placed here. */
@@ -27,5 +29,6 @@ export function createReactors(aggregates: AggregateRepository, driver: Hypervis
     new GuestFileReactor(aggregates, driver, placements, log),
     new ForkSaga(aggregates, log),
     new DomainReleaser(aggregates, placements, log),
+    new ImageBuilder(aggregates, driver, log, { workerId: placements.workerId, dataDir: bounds.dataDir, settings: bounds.images }),
   ];
 }

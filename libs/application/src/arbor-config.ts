@@ -4,6 +4,7 @@ import { loadLogSettings, loadMetricsSettings, type LogSettings, type MetricsSet
 import { loadResourceSettings, type ResourceSettings } from './resource-settings';
 import { positiveSetting } from './settings';
 import { loadEdgeSettings, type EdgeSettings } from './edge-settings';
+import { loadImageSettings, type ImageSettings } from './image-settings';
 import { loadShellAuthSettings, loadTrustProxy, type ShellAuthSettings } from './shell-auth-settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
 
@@ -47,6 +48,8 @@ export interface ArborConfig {
   resources: ResourceSettings;
   /** The edge: its domain, ports and certificate. */
   edge: EdgeSettings;
+  /** Base images: uploads, caps, registries, S3. */
+  images: ImageSettings;
 }
 
 /** Structurally the hypervisor's NetworkSettings (validated there, where the addresses are planned). */
@@ -64,8 +67,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
   }
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a TCP port (got "${env.PORT}")`);
+  const dataDir = resolve(env.ARBOR_DATA_DIR ?? 'data');
   return {
-    dataDir: resolve(env.ARBOR_DATA_DIR ?? 'data'),
+    dataDir,
     cacheDir: resolve(env.ARBOR_CACHE_DIR ?? '/var/cache/arbor'),
     port,
     eventStoreUrl: env.EVENTSTORE_URL || null,
@@ -85,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     vmNetwork: loadVmNetworkSettings(env),
     resources: loadResourceSettings(env),
     edge: loadEdgeSettings(env),
+    images: loadImageSettings(env, dataDir),
   };
 }
 
