@@ -15,3 +15,4 @@ export * from './http/webhooks.dto';
 export * from './http/shell-auth.dto';
 export * from './http/identity.dto';
 export * from './http/domains.dto';
+export * from './http/images.dto';

@@ -4,6 +4,7 @@ import { commitsProjection } from './commits.projection';
 import { domainsProjection } from './domains.projection';
 import { eventStatsProjection } from './event-stats.projection';
 import { execLogsProjection } from './exec-logs.projection';
+import { imagesProjection } from './images.projection';
 import { orgMembersProjection } from './org-members.projection';
 import { orgsProjection } from './orgs.projection';
 import type { Projection } from './projection';
@@ -28,5 +29,6 @@ export const ALL_PROJECTIONS: Projection[] = [
   eventStatsProjection,
   webhooksProjection,
   domainsProjection,
+  imagesProjection,
 ];
 export type { Projection };
