@@ -2,10 +2,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createSign, randomUUID, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './processes';
 
 export interface TestRegistry {
   /** host:port, on 127.0.0.1: an "insecure" (plain HTTP) registry. */
@@ -119,4 +118,15 @@ function signJwt(privateKey: string, certificate: X509Certificate, claims: objec
   const signingInput = `${encode(header)}.${encode(claims)}`;
   const signature = createSign('SHA256').update(signingInput).sign({ key: privateKey, dsaEncoding: 'ieee-p1363' });
   return `${signingInput}.${signature.toString('base64url')}`;
+}
+
+/** A loopback port nobody listens on now (not processes.ts's: the benchmarks, built without jest, use this file). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createTcpServer().listen(0, '127.0.0.1', () => {
+      const port = (server.address() as AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
 }
