@@ -38,7 +38,7 @@ describe('trust: walls between orgs, and keys without rights', () => {
   afterAll(() => arbor?.destroy(), 300_000);
 
   /** A's ids and names, as they would show in an answer. */
-  const homeSecrets = () => [home.vm, home.exec, home.commit, home.webhook, home.tag, home.repo, home.repoTag, home.envVar, homeOrgId];
+  const homeSecrets = () => [home.vm, home.exec, home.commit, home.webhook, home.tag, home.repo, home.repoTag, home.envVar, home.image, homeOrgId];
 
   /** An answer with the given values written as <id>, to compare two answers that differ only in the id asked about. */
   const normalised = (answer: Exchange, ...ids: unknown[]) => {

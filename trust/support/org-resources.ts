@@ -25,6 +25,9 @@ export interface OrgResources {
   apiKey: string;
   /** An invited member of the org (their user id). */
   member: string;
+  /** An image job of the org (from a registry that does not resolve: it fails soon) and its name. */
+  image: string;
+  imageName: string;
 }
 
 type Request = (method: string, path: string, options?: RequestOptions) => Promise<ApiAnswer>;
@@ -55,7 +58,9 @@ export async function makeOrgResources(request: Request, options: { key: string;
   const { domain_id: domain } = await made('POST', '/api/v1/domains', { vm_id: vm, domain: `${label}-${randomUUID().slice(0, 8)}.trust.example.com` });
   const { api_key_id: apiKey } = await made('POST', '/arbor/v1/keys', { label: `${label} spare key` });
   const { user_id: member } = await made('POST', '/arbor/v1/org/members', { email: `${label}-${randomUUID().slice(0, 8)}@trust.example.com`, role: 'member' });
-  return { key, orgName: options.orgName, vm, exec, commit, tag, repo, repoTag, webhook, envVar, domain, apiKey, member };
+  const imageName = `${label}-image`;
+  const { job_id: image } = await made('POST', '/api/v1/images/create', { image_name: imageName, source: { type: 'docker', image_ref: 'registry.invalid/trust/none:v1' } });
+  return { key, orgName: options.orgName, vm, exec, commit, tag, repo, repoTag, webhook, envVar, domain, apiKey, member, image, imageName };
 }
 
 /** The value of a path parameter that names one of `resources` (repositories' tags in repository routes). */
@@ -73,6 +78,8 @@ export function pathValueOf(resources: OrgResources, operation: Operation, name:
     domain_id: resources.domain,
     key_id: resources.apiKey,
     user_id: resources.member,
+    base_image_id: resources.image,
+    image_name: resources.imageName,
   }[name];
   if (value === undefined) throw new Error(`no resource for path parameter ${name} of ${operation.id}`);
   return value;
@@ -83,6 +90,10 @@ export function requiredQueryOf(operation: Operation): Record<string, string> {
   const query: Record<string, string> = {};
   for (const { name, in: where, required } of operation.parameters) {
     if (where !== 'query' || !required) continue;
+    if (name === 'image_name') {
+      query.image_name = `trust-${randomUUID().slice(0, 8)}`;
+      continue;
+    }
     if (name !== 'path') throw new Error(`no value for the required query parameter ${name} of ${operation.id}`);
     query.path = '/etc/hostname';
   }

@@ -197,8 +197,12 @@ export class ImageBuilder implements StreamReactor {
     await this.aggregates.handle(Image, image_id, command, this.context(request, step));
   }
 
+  /**
+   * Caused by the job's request; the command id names this worker and the step, so a retry after a
+   * crash appends nothing new while two workers' claims stay two commands (one wins on the stream).
+   */
   private context(request: RecordedEvent, step: string): CommandContext {
-    return { ...causedBy(request, 'image', step), actor_key_id: request.metadata.actor_key_id };
+    return { ...causedBy(request, 'image', this.options.workerId, step), actor_key_id: request.metadata.actor_key_id };
   }
 
   logProgress(line: string): void {
