@@ -45,6 +45,8 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
   // Whose X-Forwarded-For names the client (rate limits, sign-in mail): none unless ARBOR_TRUST_PROXY says.
   app.getHttpAdapter().getInstance().set('trust proxy', infra.config.trustProxy);
   answerOversizeHeads(app.getHttpServer());
+  // A request's whole arrival, body included: an image upload of gigabytes needs more than Node's 5 minutes.
+  (app.getHttpServer() as import('node:http').Server).requestTimeout = infra.config.images.uploadTimeoutMs;
 
   const build = readBuildInfo();
   const document = SwaggerModule.createDocument(

@@ -29,6 +29,11 @@ export interface ImageSettings {
   parallelBuilds: number;
   /** How often a job interrupted by worker restarts is started again before it fails (ARBOR_IMAGE_BUILD_ATTEMPTS). */
   buildAttempts: number;
+  /**
+   * How long one request may take to arrive, body included (ARBOR_IMAGE_UPLOAD_TIMEOUT_MS): the
+   * api's HTTP server's request timeout, long enough for a large upload (Node's default is 5 min).
+   */
+  uploadTimeoutMs: number;
 }
 
 const list = (raw: string | undefined): string[] =>
@@ -57,6 +62,7 @@ export function loadImageSettings(env: NodeJS.ProcessEnv, dataDir: string): Imag
     },
     parallelBuilds: positiveSetting(env, 'ARBOR_IMAGE_BUILDS', 2),
     buildAttempts: positiveSetting(env, 'ARBOR_IMAGE_BUILD_ATTEMPTS', 3),
+    uploadTimeoutMs: positiveSetting(env, 'ARBOR_IMAGE_UPLOAD_TIMEOUT_MS', 3_600_000),
   };
 }
 
