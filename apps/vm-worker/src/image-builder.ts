@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { causedBy, uploadFileOf, type AggregateRepository, type CommandContext, type ImageSettings } from '@arbor/application';
 import { Image, ImageName, type ImageCommand, type ImageStage, type ImageState } from '@arbor/domain';
@@ -12,6 +12,9 @@ import type { StreamReactor } from './stream-reactor';
 
 /** Image jobs running in this process, by image id (process-wide, as forks are). */
 const runningHere = new Map<string, Promise<void>>();
+
+/** An upload no job took this long after it arrived was left by an api that stopped in between: it goes. */
+const ABANDONED_UPLOAD_MS = 24 * 3600_000;
 
 /** A stage's finer progress is written to the log at most this often (each new stage at once). */
 const PROGRESS_EVERY_MS = 5_000;
@@ -50,6 +53,24 @@ export class ImageBuilder implements StreamReactor {
     private readonly options: ImageBuilderOptions,
   ) {
     this.slots = new BuildSlots(options.settings.parallelBuilds);
+  }
+
+  /**
+   * As the worker starts: uploads no job ever took (the api stopped between receiving one and
+   * asking for its image, or in the middle of receiving it) are removed once a day old.
+   */
+  async discover(): Promise<string[]> {
+    const dir = this.options.settings.uploadDir;
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const id = /^([0-9a-f-]{36})\.tar(?:\.part)?$/.exec(name)?.[1];
+      if (!id) continue;
+      const age = Date.now() - (await stat(join(dir, name)).then((stats) => stats.mtimeMs, () => Date.now()));
+      if (age > ABANDONED_UPLOAD_MS && (await this.aggregates.load(Image, id)).state.status === 'none') {
+        this.log.info(`worker: removing the upload ${name}, which no image job took`);
+        await rm(join(dir, name), { force: true });
+      }
+    }
+    return [];
   }
 
   async react(image_id: string): Promise<boolean> {

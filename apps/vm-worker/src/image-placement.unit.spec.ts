@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadImageSettings, newCommandContext, uploadFileOf } from '@arbor/application';
@@ -78,5 +78,20 @@ describe('base images across two hosts', () => {
       await bed.settle();
       expect(await hosts[holder].getImage(image_id)).toBeNull();
     }
+  });
+
+  it('removes, as it starts, uploads a day old that no job took (the api stopped in between), and no other', async () => {
+    mkdirSync(uploads, { recursive: true });
+    const [abandoned, partial, fresh] = [randomUUID(), randomUUID(), randomUUID()];
+    writeFileSync(uploadFileOf(uploads, abandoned), 'x');
+    writeFileSync(`${uploadFileOf(uploads, partial)}.part`, 'x');
+    writeFileSync(uploadFileOf(uploads, fresh), 'x');
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600_000);
+    utimesSync(uploadFileOf(uploads, abandoned), twoDaysAgo, twoDaysAgo);
+    utimesSync(`${uploadFileOf(uploads, partial)}.part`, twoDaysAgo, twoDaysAgo);
+    await start('a');
+    expect(existsSync(uploadFileOf(uploads, abandoned))).toBe(false);
+    expect(existsSync(`${uploadFileOf(uploads, partial)}.part`)).toBe(false);
+    expect(existsSync(uploadFileOf(uploads, fresh))).toBe(true);
   });
 });
