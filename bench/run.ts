@@ -7,6 +7,7 @@ import { benchConcurrentMachines } from './concurrency.bench';
 import { benchDriver } from './drivers.bench';
 import { benchEdgeProxy, benchEdgeVms } from './edge.bench';
 import { benchExec } from './exec.bench';
+import { benchImageUpload, benchRegistryPull } from './images.bench';
 import { benchInstrumentation } from './instrumentation.bench';
 import { benchNetwork } from './network.bench';
 import { benchEventStore } from './event-store.bench';
@@ -38,6 +39,10 @@ async function main() {
   await benchParentsChain();
   console.log('');
   await benchRepositories();
+  console.log('');
+  await benchImageUpload();
+  console.log('');
+  await benchRegistryPull();
   console.log('');
   await benchEdgeProxy();
   console.log('');

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Debian packages Arbor needs, by purpose, in one place; installs the ones missing (apt-get
 # update only when something is). Used by the quick start, CI and the qemu image builder.
-# Usage: scripts/install-debian-packages.sh sandbox qemu edge build
+# Usage: scripts/install-debian-packages.sh sandbox qemu edge build images images-tests
 set -eu
 packages=""
 for purpose in "$@"; do
@@ -21,7 +21,14 @@ for purpose in "$@"; do
     edge) packages="$packages openssl openssh-client curl iproute2" ;;
     # node-gyp compiles better-sqlite3 when its prebuilt binary cannot be downloaded.
     build) packages="$packages python3 make g++" ;;
-    *) echo "install-debian-packages: unknown purpose '$purpose' (sandbox, qemu, edge, build)" >&2; exit 2 ;;
+    # base images (POST /images): zstd decodes zstd-compressed layers and tarballs (Node 20 has no
+    # decoder); ca-certificates for HTTPS registries and S3.
+    images) packages="$packages zstd ca-certificates" ;;
+    # the base images' tests and benchmarks: Debian's docker-registry (the reference registry),
+    # skopeo pushes into it (and is the pull benchmark's yardstick), umoci beside it for OCI
+    # layouts, busybox-static the bare root filesystem they upload.
+    images-tests) packages="$packages docker-registry skopeo umoci busybox-static" ;;
+    *) echo "install-debian-packages: unknown purpose '$purpose' (sandbox, qemu, edge, build, images, images-tests)" >&2; exit 2 ;;
   esac
 done
 

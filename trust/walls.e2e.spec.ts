@@ -45,7 +45,7 @@ describe('trust: walls between orgs, and keys without rights', () => {
   }, 300_000);
 
   /** A's ids and names, as they would show in an answer. */
-  const homeSecrets = () => [home.vm, home.exec, home.commit, home.webhook, home.tag, home.repo, home.repoTag, home.envVar, home.project, home.projectVm, homeOrgId];
+  const homeSecrets = () => [home.vm, home.exec, home.commit, home.webhook, home.tag, home.repo, home.repoTag, home.envVar, home.project, home.projectVm, home.image, homeOrgId];
 
   /** An answer with the given values written as <id>, to compare two answers that differ only in the id asked about. */
   const normalised = (answer: Exchange, ...ids: unknown[]) => {

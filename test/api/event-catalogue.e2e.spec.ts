@@ -11,6 +11,7 @@ import { startMailCatcher, type MailCatcher } from '../support/mail-catcher';
 import { pollUntil } from '../support/poll-until';
 import { freePort } from '../support/processes';
 import { newSshPublicKey } from '../support/ssh-keys';
+import { tarOf } from '../support/tar-archives';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
 /**
@@ -27,7 +28,7 @@ const NOT_IN_FEED = ['IdempotentResponseRecorded'];
 /**
  * The event catalogue against a whole log: a workload that touches every aggregate (VMs and their
  * operations, commits, tags, repositories, a fork that works and one that fails, env vars, execs,
- * files, idempotent retries, a sign-up by mail, members and keys, an SSH key rotation), then every event of the feed validates against its type's schema,
+ * files, base images (built, booted, published, deleted; one that fails), idempotent retries, a sign-up by mail, members and keys, an SSH key rotation), then every event of the feed validates against its type's schema,
  * secrets show redacted, and the catalogue is served and in the OpenAPI document.
  */
 describe('the event catalogue (HTTP, machines in memory)', () => {
@@ -102,6 +103,22 @@ describe('the event catalogue (HTTP, machines in memory)', () => {
     await ok('DELETE', '/repositories/app/tags/v1', undefined, { status: 204 });
     for (const child of [...children.map((c) => c.vm_id), fromRef]) await ok('DELETE', `/vm/${child}`, undefined, { status: 200 });
     await ok('DELETE', `/vm/${fork.vm_id}`, undefined, { key: other.key, status: 200 });
+    // Base images: one uploaded, booted, published and deleted; one whose tarball climbs out (failed).
+    const upload = async (image_name: string, tar: Buffer) => {
+      const form = new FormData();
+      form.append('file', new Blob([tar]), 'root.tar');
+      const response = await fetch(`${arbor.url}/api/v1/images/upload?image_name=${image_name}`, { method: 'POST', headers: { authorization: `Bearer ${arbor.adminKey}` }, body: form });
+      expect(response.status).toBe(201);
+      let status: { status: string; base_image_id: string } = { status: 'pending', base_image_id: '' };
+      await pollUntil(async () => ['completed', 'failed'].includes((status = await ok('GET', `/images/${image_name}/status`)).status));
+      return status;
+    };
+    const image = await upload('catalogue', await tarOf([{ name: 'etc/hostname', content: 'catalogue\n' }]));
+    const imageVm = (await ok('POST', '/vm/new_root?wait_boot=true', { vm_config: { image_name: 'catalogue' } })).vm_id;
+    await ok('DELETE', `/vm/${imageVm}`, undefined, { status: 200 });
+    expect((await arbor.request('PATCH', `/arbor/v1/images/${image.base_image_id}`, { body: { is_public: true } })).status).toBe(200);
+    await ok('DELETE', `/images/images/${image.base_image_id}`, undefined, { status: 200 });
+    expect((await upload('climbs-out', await tarOf([{ name: '../x', content: 'x' }]))).status).toBe('failed');
     // A machine that dies: the worker reports it at its next look (a resync every 100 ms here).
     const doomed = await arbor.bootVm();
     driver.lose(doomed);

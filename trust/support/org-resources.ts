@@ -29,6 +29,9 @@ export interface OrgResources {
   /** A deployed project of TRUST_DEPLOY_REPO (ready; its VM is `projectVm`). */
   project: string;
   projectVm: string;
+  /** An image job of the org (from a registry that does not resolve: it fails soon) and its name. */
+  image: string;
+  imageName: string;
 }
 
 type Request = (method: string, path: string, options?: RequestOptions) => Promise<ApiAnswer>;
@@ -66,7 +69,9 @@ export async function makeOrgResources(request: Request, options: { key: string;
     status = (await made('GET', `/arbor/v1/projects/${project}`, undefined)).status;
     if (['failed', 'deleted'].includes(status)) throw new Error(`the trust project ${project} ended ${status}`);
   }
-  return { key, orgName: options.orgName, vm, exec, commit, tag, repo, repoTag, webhook, envVar, domain, apiKey, member, project, projectVm };
+  const imageName = `${label}-image`;
+  const { job_id: image } = await made('POST', '/api/v1/images/create', { image_name: imageName, source: { type: 'docker', image_ref: 'registry.invalid/trust/none:v1' } });
+  return { key, orgName: options.orgName, vm, exec, commit, tag, repo, repoTag, webhook, envVar, domain, apiKey, member, project, projectVm, image, imageName };
 }
 
 /** The value of a path parameter that names one of `resources` (repositories' tags in repository routes). */
@@ -85,6 +90,8 @@ export function pathValueOf(resources: OrgResources, operation: Operation, name:
     key_id: resources.apiKey,
     user_id: resources.member,
     project_id: resources.project,
+    base_image_id: resources.image,
+    image_name: resources.imageName,
   }[name];
   if (value === undefined) throw new Error(`no resource for path parameter ${name} of ${operation.id}`);
   return value;
@@ -95,6 +102,10 @@ export function requiredQueryOf(operation: Operation): Record<string, string> {
   const query: Record<string, string> = {};
   for (const { name, in: where, required } of operation.parameters) {
     if (where !== 'query' || !required) continue;
+    if (name === 'image_name') {
+      query.image_name = `trust-${randomUUID().slice(0, 8)}`;
+      continue;
+    }
     if (name !== 'path') throw new Error(`no value for the required query parameter ${name} of ${operation.id}`);
     query.path = '/etc/hostname';
   }

@@ -25,6 +25,7 @@ import { IdentityModule } from './identity/identity.module';
 import { ShellAuthModule } from './shell-auth/shell-auth.module';
 import { DomainsModule } from './domains/domains.module';
 import { DeployModule } from './deploy/deploy.module';
+import { ImagesModule } from './images/images.module';
 
 /** The feature modules of the API, one per resource family. */
 const FEATURE_MODULES = [
@@ -43,6 +44,7 @@ const FEATURE_MODULES = [
   ShellAuthModule,
   DomainsModule,
   DeployModule,
+  ImagesModule,
 ];
 
 @Module({})

@@ -16,6 +16,8 @@ import { EdgeValidationPipe } from './http/validation.pipe';
 /** Largest JSON body accepted (file uploads of later issues set their own limit). */
 export const JSON_BODY_LIMIT = '16mb';
 
+const isMultipart = (type: string | string[] | undefined): boolean => typeof type === 'string' && /^multipart\/form-data\b/i.test(type);
+
 /**
  * Builds the HTTP app on opened stores: validation, errors, OpenAPI at /api/docs, /metrics; every
  * request logged (one line once answered) and measured. The secrets key is loaded (made on first
@@ -34,7 +36,8 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
   // Parse JSON whatever the content type says: several SDKs send bodies without one. Bodies
   // nested deeper than any request of the contract are refused before they are parsed.
   // (Nest's type leaves `verify` out, reserved for `rawBody: true`, which Arbor does not use; it passes it on.)
-  const jsonOptions = { limit: JSON_BODY_LIMIT, type: () => true, verify: refuseDeepJson };
+  // A multipart body (an image upload) is left unread: its handler streams it to disk.
+  const jsonOptions = { limit: JSON_BODY_LIMIT, type: (request: { headers: Record<string, string | string[] | undefined> }) => !isMultipart(request.headers['content-type']), verify: refuseDeepJson };
   app.useBodyParser('json', jsonOptions);
   app.use(observer.resume);
   app.useGlobalPipes(new EdgeValidationPipe());
@@ -42,6 +45,8 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
   // Whose X-Forwarded-For names the client (rate limits, sign-in mail): none unless ARBOR_TRUST_PROXY says.
   app.getHttpAdapter().getInstance().set('trust proxy', infra.config.trustProxy);
   answerOversizeHeads(app.getHttpServer());
+  // A request's whole arrival, body included: an image upload of gigabytes needs more than Node's 5 minutes.
+  (app.getHttpServer() as import('node:http').Server).requestTimeout = infra.config.images.uploadTimeoutMs;
 
   const build = readBuildInfo();
   const document = SwaggerModule.createDocument(

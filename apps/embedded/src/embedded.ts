@@ -52,6 +52,7 @@ export async function startEmbedded(
     resources: config.resources,
     dataDir: config.dataDir,
     deploy: config.deploy,
+    images: config.images,
   });
   await worker.start();
   const webhooks = await openWebhookDeliverer(infra.eventStore, config, log);

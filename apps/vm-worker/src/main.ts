@@ -27,6 +27,7 @@ runArborProcess('worker', async (config, log) => {
     resources: config.resources,
     dataDir: config.dataDir,
     deploy: config.deploy,
+    images: config.images,
   });
   await worker.start();
   return async () => {

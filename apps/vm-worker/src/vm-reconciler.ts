@@ -1,5 +1,5 @@
 import { causedBy, withoutSealedValues, type AggregateRepository, type CommandContext, type DataDiskFloor, type OrgQuotas } from '@arbor/application';
-import { Commit, deterministicUuid, DomainError, Vm, type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState } from '@arbor/domain';
+import { Commit, deterministicUuid, DomainError, Image, Vm, VM_CONFIG_DEFAULTS, type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import type { HypervisorDriver, MachineAddresses, MachineInfo, MachineState } from '@arbor/hypervisor';
 import type { Log } from '@arbor/observability';
@@ -88,6 +88,9 @@ export class VmReconciler implements StreamReactor {
   }
 
   private async canStart(state: VmState): Promise<boolean> {
+    // A VM of a custom image boots where the image was built (or, should that host have lost it,
+    // on the worker that built it, which then fails the boot saying so).
+    if (state.image_id) return (await this.driver.getImage(state.image_id)) !== null || (await this.aggregates.load(Image, state.image_id)).state.worker_id === this.placements.workerId;
     if (!state.parent_commit_id) return true;
     if (await this.driver.getSnapshot(state.parent_commit_id)) return true;
     return state.grandparent_vm_id !== null && (await this.placements.ownerOf(state.grandparent_vm_id)) === this.placements.workerId;
@@ -102,6 +105,10 @@ export class VmReconciler implements StreamReactor {
     if (state.parent_commit_id) {
       // The VM holds its commit before the machine uses the snapshot; a deleted commit is final.
       const refused = await this.useCommit(vm_id, state, intent);
+      if (refused) return this.failBoot(vm_id, state, refused, intent);
+    }
+    if (state.image_id) {
+      const refused = await this.useImage(vm_id, state, intent);
       if (refused) return this.failBoot(vm_id, state, refused, intent);
     }
     // Checked again here (the api did): the disk it would fill may be this host's, not the api's.
@@ -119,8 +126,10 @@ export class VmReconciler implements StreamReactor {
       if (state.parent_commit_id) {
         info = await this.driver.startFromSnapshot(state.parent_commit_id, { vm_id, env, identity, network_group });
       } else {
-        const { vcpu_count, mem_size_mib, fs_size_mib, image_name } = config;
-        info = await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, image_name, env, identity, network_group });
+        const { vcpu_count, mem_size_mib, fs_size_mib } = config;
+        // A custom image is named by its id; `image_name` then stays the built-in one's (the port's rule).
+        const image = state.image_id ? { image_name: VM_CONFIG_DEFAULTS.image_name, image_id: state.image_id } : { image_name: config.image_name };
+        info = await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, ...image, env, identity, network_group });
       }
     } catch (error) {
       return this.failBoot(vm_id, state, (error as Error).message, intent);
@@ -148,6 +157,7 @@ export class VmReconciler implements StreamReactor {
     this.log.warn(`worker: creating ${vm_id} failed: ${reason}`);
     await this.driver.destroy(vm_id).catch((error) => this.log.warn(`worker: cleaning up ${vm_id} failed: ${(error as Error).message}`));
     await this.releaseCommit(vm_id, state, intent);
+    await this.releaseImage(vm_id, state, intent);
     await this.releaseShare(vm_id, state, intent);
     await this.record(vm_id, { type: 'RecordVmBootFailed', reason, now: new Date().toISOString() }, intent);
   }
@@ -230,6 +240,7 @@ export class VmReconciler implements StreamReactor {
     // Released before VmDeleted, so once a delete is answered the commit can be deleted too, and
     // the org's quota has the VM's share back.
     await this.releaseCommit(vm_id, state, intent);
+    await this.releaseImage(vm_id, state, intent);
     await this.releaseShare(vm_id, state, intent);
     await this.record(vm_id, { type: 'RecordVmDeleted', now: new Date().toISOString() }, intent);
   }
@@ -272,6 +283,27 @@ export class VmReconciler implements StreamReactor {
     if (!state.parent_commit_id) return;
     const command: CommitCommand = { type: 'ReleaseCommit', vm_id, now: new Date().toISOString() };
     await this.aggregates.handle(Commit, state.parent_commit_id, command, this.outcomeContext(vm_id, command.type, intent, state.org_id));
+  }
+
+  /**
+   * Claims the VM's use of its image on the image's stream (the API has, normally; this covers an
+   * API that stopped between its two appends). Returns why the image cannot be used.
+   */
+  private async useImage(vm_id: string, state: VmState, intent: RecordedEvent | null): Promise<string | null> {
+    const image_id = state.image_id!;
+    try {
+      await this.aggregates.handle(Image, image_id, { type: 'UseImage', vm_id, org_id: state.org_id!, now: new Date().toISOString() }, this.outcomeContext(vm_id, 'UseImage', intent, state.org_id));
+      return null;
+    } catch (error) {
+      if (error instanceof DomainError && error.kind === 'not_found') return `image ${state.config?.image_name ?? image_id} not found`;
+      throw error;
+    }
+  }
+
+  /** The VM's machine is gone: it no longer holds its image (which may then be deleted). */
+  private async releaseImage(vm_id: string, state: VmState, intent: RecordedEvent | null) {
+    if (!state.image_id) return;
+    await this.aggregates.handle(Image, state.image_id, { type: 'ReleaseImage', vm_id, now: new Date().toISOString() }, this.outcomeContext(vm_id, 'ReleaseImage', intent, state.org_id));
   }
 
   private async destroyOrphan(vm_id: string) {

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { AggregateRepository, EventSecrets, loadDeployConfig, loadResourceSettings, type DeployConfig, type ResourceSettings } from '@arbor/application';
+import { AggregateRepository, EventSecrets, loadDeployConfig, loadImageSettings, loadResourceSettings, type DeployConfig, type ImageSettings, type ResourceSettings } from '@arbor/application';
 import { aggregateOfStream, type AnyAggregate } from '@arbor/domain';
 import type { AllSubscription, EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
@@ -28,10 +28,12 @@ export interface VmWorkerOptions {
   log?: Log;
   /** Quotas, the exec output cap and the data disk's floor (default: the defaults of ARBOR_*). */
   resources?: ResourceSettings;
-  /** Whose disk the floor is checked on, and where deploys clone (default: the state file's directory). */
+  /** Whose disk the floor is checked on, where deploys clone and image jobs work (default: the state file's directory). */
   dataDir?: string;
   /** The git host deploys clone from and their bounds (default: the defaults of ARBOR_GIT_*, ARBOR_DEPLOY_*). */
   deploy?: DeployConfig;
+  /** How base images are made (default: the defaults of ARBOR_IMAGE_*, uploads under the data directory). */
+  images?: ImageSettings;
 }
 
 /**
@@ -70,7 +72,8 @@ export class VmWorker {
     this.driver = instrumentDriver(driver);
     this.workerId = options.workerId;
     const aggregates = new AggregateRepository(events, options.secrets ?? EventSecrets.NONE);
-    const bounds = { resources: options.resources ?? loadResourceSettings({}), dataDir: options.dataDir ?? dirname(options.stateFile), deploy: options.deploy ?? loadDeployConfig({}) };
+    const dataDir = options.dataDir ?? dirname(options.stateFile);
+    const bounds = { resources: options.resources ?? loadResourceSettings({}), dataDir, deploy: options.deploy ?? loadDeployConfig({}), images: options.images ?? loadImageSettings({}, dataDir) };
     const reactors = createReactors(aggregates, this.driver, new VmPlacements(aggregates, this.workerId), this.log, bounds);
     this.reactors = new Map(reactors.map((reactor) => [reactor.aggregate, reactor]));
     this.stateFile = new WorkerStateFile(options.stateFile);

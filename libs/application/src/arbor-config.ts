@@ -5,6 +5,7 @@ import { loadDeployConfig, type DeployConfig } from './deploy/deploy-config';
 import { loadResourceSettings, type ResourceSettings } from './resource-settings';
 import { positiveSetting } from './settings';
 import { loadEdgeSettings, type EdgeSettings } from './edge-settings';
+import { loadImageSettings, type ImageSettings } from './image-settings';
 import { loadShellAuthSettings, loadTrustProxy, type ShellAuthSettings } from './shell-auth-settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
 
@@ -50,6 +51,8 @@ export interface ArborConfig {
   edge: EdgeSettings;
   /** Deploys: the git host and its credentials, the clone's bounds, the steps' time limits. */
   deploy: DeployConfig;
+  /** Base images: uploads, caps, registries, S3. */
+  images: ImageSettings;
 }
 
 /** Structurally the hypervisor's NetworkSettings (validated there, where the addresses are planned). */
@@ -67,8 +70,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
   }
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a TCP port (got "${env.PORT}")`);
+  const dataDir = resolve(env.ARBOR_DATA_DIR ?? 'data');
   return {
-    dataDir: resolve(env.ARBOR_DATA_DIR ?? 'data'),
+    dataDir,
     cacheDir: resolve(env.ARBOR_CACHE_DIR ?? '/var/cache/arbor'),
     port,
     eventStoreUrl: env.EVENTSTORE_URL || null,
@@ -89,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     resources: loadResourceSettings(env),
     edge: loadEdgeSettings(env),
     deploy: loadDeployConfig(env),
+    images: loadImageSettings(env, dataDir),
   };
 }
 

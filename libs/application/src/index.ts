@@ -6,6 +6,7 @@ export * from './command-context';
 export * from './command-runner';
 export * from './data-disk-floor';
 export * from './edge-settings';
+export * from './image-settings';
 export * from './env-vars';
 export * from './event-envelope';
 export * from './event-presentation';

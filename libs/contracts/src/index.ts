@@ -17,3 +17,4 @@ export * from './http/shell-auth.dto';
 export * from './http/identity.dto';
 export * from './http/domains.dto';
 export * from './http/deploy.dto';
+export * from './http/images.dto';

@@ -18,6 +18,11 @@ import { forkOutcomes } from './fork/fork.outcomes';
 import { guestFileDecider } from './guest-file/guest-file.decider';
 import { GUEST_FILE_EVENT_TYPES } from './guest-file/guest-file.events';
 import { guestFileOutcomes } from './guest-file/guest-file.outcomes';
+import { imageNameDecider } from './image/image-name.decider';
+import { IMAGE_NAME_EVENT_TYPES } from './image/image-name.events';
+import { imageDecider } from './image/image.decider';
+import { IMAGE_EVENT_TYPES } from './image/image.events';
+import { imageOutcomes } from './image/image.outcomes';
 import { idempotentResponseDecider } from './idempotency/idempotent-response.decider';
 import { IDEMPOTENT_RESPONSE_EVENT_TYPES } from './idempotency/idempotent-response.events';
 import { orgNameDecider } from './org/org-name.decider';
@@ -100,6 +105,16 @@ export const ProjectName = defineAggregate({
  * reservation across the installation (free again once removed).
  */
 export const CustomDomain = defineAggregate({ name: 'CustomDomain', category: 'domain', decider: customDomainDecider, eventTypes: CUSTOM_DOMAIN_EVENT_TYPES });
+/** `image-<id>`: a base image of an org: its build job (a worker carries it out), the VMs that boot it, its deletion. */
+export const Image = defineAggregate({ name: 'Image', category: 'image', decider: imageDecider, eventTypes: IMAGE_EVENT_TYPES, outcomes: imageOutcomes });
+/** `imagename-<org>-<name>`: an image name's reservation in an org, held from the request until the image fails or is deleted. */
+export const ImageName = defineAggregate({
+  name: 'ImageName',
+  category: 'imagename',
+  decider: imageNameDecider,
+  eventTypes: IMAGE_NAME_EVENT_TYPES,
+  key: ({ org_id, image_name }: { org_id: string; image_name: string }) => `${org_id}-${image_name}`,
+});
 /** `envvars-<owner id>`: the env vars every new VM of a key's owner gets. */
 export const EnvVars = defineAggregate({ name: 'EnvVars', category: 'envvars', decider: envVarsDecider, eventTypes: ENV_VARS_EVENT_TYPES });
 /** `exec-<id>`: one command run in a VM, and its output. */
@@ -166,6 +181,8 @@ export const AGGREGATES: readonly AnyAggregate[] = [
   Project,
   ProjectName,
   CustomDomain,
+  Image,
+  ImageName,
   EnvVars,
   Exec,
   GuestFile,

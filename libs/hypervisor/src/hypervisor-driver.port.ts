@@ -15,6 +15,11 @@ export interface MachineSpec {
   fs_size_mib: number;
   /** Base image name; "default" is the driver's own base image. */
   image_name: string;
+  /**
+   * Set: boot this built image (buildImage) instead of the built-in default (`image_name` stays
+   * for the built-in one). `fs_size_mib` of such a machine is at least the image's `size_mib`.
+   */
+  image_id?: string | null;
   /** Written to /etc/environment at boot (KEY=VALUE lines, sorted by key). */
   env: Record<string, string>;
   /** Given fresh to every new machine. */
@@ -167,7 +172,38 @@ export interface HypervisorDriver {
   listSnapshots(): Promise<SnapshotInfo[]>;
   /** Removes a snapshot; refuses (with an error saying so) while a machine still depends on it. */
   deleteSnapshot(snapshot_id: string): Promise<void>;
+  /**
+   * Builds what this driver boots from a root filesystem directory (issue 11's base images).
+   * Idempotent per image_id: a rebuild after a crash replaces a half-built one; a completed one is
+   * returned as is.
+   */
+  buildImage(spec: ImageBuildSpec, onProgress?: ImageBuildProgress): Promise<ImageInfo>;
+  getImage(image_id: string): Promise<ImageInfo | null>;
+  /** Idempotent; refuses (throws ImageInUseError) while a machine or snapshot on this host still uses it. */
+  deleteImage(image_id: string): Promise<void>;
 }
+
+/** A base image to build from an unpacked root filesystem. */
+export interface ImageBuildSpec {
+  /** A UUID chosen by the caller (the image aggregate's id). */
+  image_id: string;
+  /**
+   * A host directory holding the unpacked root filesystem (owned by host root, numeric ids as in
+   * the image); the driver may consume it (move it) and the caller deletes whatever is left afterwards.
+   */
+  rootfs_dir: string;
+  /** Free space the image's VMs get on top of the computed rootfs size. */
+  extra_size_mib: number;
+}
+
+export interface ImageInfo {
+  image_id: string;
+  /** The disk size a VM of it gets. */
+  size_mib: number;
+  created_at: string;
+}
+
+export type ImageBuildProgress = (stage: 'configuring' | 'creating_disk' | 'creating_snapshot', detail?: string) => void;
 
 /** Who a new machine is: given fresh on every create, start-from-snapshot and branch child. */
 export interface MachineIdentity {
@@ -257,6 +293,17 @@ export class MachineStateError extends Error {
   ) {
     super(message);
     this.name = 'MachineStateError';
+  }
+}
+
+/** An image cannot be deleted while a machine or snapshot on this host uses it. */
+export class ImageInUseError extends Error {
+  constructor(
+    readonly image_id: string,
+    message = `image ${image_id} is still used by a machine or snapshot on this host`,
+  ) {
+    super(message);
+    this.name = 'ImageInUseError';
   }
 }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AggregateRepository } from '@arbor/application';
-import { ApiKey, CustomDomain, Repository, Tag, Webhook } from '@arbor/domain';
+import { ApiKey, CustomDomain, Image, Repository, Tag, UUID_PATTERN, Webhook } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import { COMMITS_COLLECTION, DOMAINS_COLLECTION, READ_MODEL_STORE, VMS_COLLECTION, type CommitDocument, type DomainDocument, type ReadModelStore, type VmDocument } from '@arbor/read-models';
 import type { ChangedResource } from './changes.decorator';
@@ -64,6 +64,13 @@ export class ResourceOwners {
         if (!domain) return null;
         const { recorded } = await this.aggregates.load(CustomDomain, domain.domain);
         return this.createdBy('domain', lastOf(recorded, 'DomainAdded', (data) => data.domain_id === domain.domain_id));
+      }
+      case 'image': {
+        // The path's id is checked after the guards (a bad one is the handler's 400).
+        const image_id = params.base_image_id?.toLowerCase() ?? '';
+        if (!UUID_PATTERN.test(image_id)) return null;
+        const { state } = await this.aggregates.load(Image, image_id);
+        return state.org_id === org_id && state.status !== 'deleted' ? { what: 'image', owner_user_id: await this.userOfKey(state.owner_id) } : null;
       }
     }
   }

@@ -4,6 +4,7 @@ import { commitsProjection } from './commits.projection';
 import { domainsProjection } from './domains.projection';
 import { eventStatsProjection } from './event-stats.projection';
 import { execLogsProjection } from './exec-logs.projection';
+import { imagesProjection } from './images.projection';
 import { orgMembersProjection } from './org-members.projection';
 import { orgsProjection } from './orgs.projection';
 import type { Projection } from './projection';
@@ -30,5 +31,6 @@ export const ALL_PROJECTIONS: Projection[] = [
   webhooksProjection,
   domainsProjection,
   projectsProjection,
+  imagesProjection,
 ];
 export type { Projection };

@@ -11,6 +11,8 @@ import {
   type ExecResult,
   type ExecSpec,
   type HypervisorDriver,
+  type ImageBuildSpec,
+  type ImageInfo,
   type MachineAddresses,
   type MachineInfo,
   type MachineSpec,
@@ -146,6 +148,7 @@ export class QemuDriver implements HypervisorDriver {
 
   async create(spec: MachineSpec): Promise<MachineInfo> {
     if (spec.image_name !== 'default') throw new Error(`qemu has no image "${spec.image_name}" (only "default")`);
+    if (spec.image_id) throw new Error(`qemu has no image ${spec.image_id} (it builds no base images yet)`);
     const image = await this.baseImage();
     const { accel } = await this.accel.get(image);
     const layout = await this.claimMachine(spec.vm_id);
@@ -293,6 +296,18 @@ export class QemuDriver implements HypervisorDriver {
     }
     await this.snapshots.delete(snapshot_id, machineDisks);
   }
+
+  // Base images (issue 11) are built by the drivers' side of that work; until it lands here this
+  // driver has none: building one fails with the reason, and no machine boots one.
+  async buildImage(_spec: ImageBuildSpec): Promise<ImageInfo> {
+    throw new Error(`the ${this.name} driver cannot build base images yet`);
+  }
+
+  async getImage(_image_id: string): Promise<ImageInfo | null> {
+    return null;
+  }
+
+  async deleteImage(_image_id: string): Promise<void> {}
 
   /**
    * Creates the machine's directory (failing if it exists). It and the state directory are 0700

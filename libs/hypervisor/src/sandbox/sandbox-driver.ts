@@ -12,6 +12,8 @@ import {
   type ExecResult,
   type ExecSpec,
   type HypervisorDriver,
+  type ImageBuildSpec,
+  type ImageInfo,
   type MachineAddresses,
   type MachineInfo,
   type MachineSpec,
@@ -155,6 +157,7 @@ export class SandboxDriver implements HypervisorDriver {
 
   async create(spec: MachineSpec): Promise<MachineInfo> {
     if (spec.image_name !== 'default') throw new Error(`sandbox has no image "${spec.image_name}" (only "default")`);
+    if (spec.image_id) throw new Error(`sandbox has no image ${spec.image_id} (it builds no base images yet)`);
     await ensureBaseRootfs(this.options.cacheDir, this.log);
     await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true } });
     return this.bootReserved(spec.vm_id);
@@ -428,6 +431,18 @@ export class SandboxDriver implements HypervisorDriver {
       await this.collectSnapshotGarbage();
     });
   }
+
+  // Base images (issue 11) are built by the drivers' side of that work; until it lands here this
+  // driver has none: building one fails with the reason, and no machine boots one.
+  async buildImage(_spec: ImageBuildSpec): Promise<ImageInfo> {
+    throw new Error(`the ${this.name} driver cannot build base images yet`);
+  }
+
+  async getImage(_image_id: string): Promise<ImageInfo | null> {
+    return null;
+  }
+
+  async deleteImage(_image_id: string): Promise<void> {}
 
   private async collectSnapshotGarbage(): Promise<void> {
     await this.snapshots.collectGarbage((await this.machineRecords()).map((r) => r.chain));
