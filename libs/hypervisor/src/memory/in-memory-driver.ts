@@ -6,6 +6,9 @@ import type {
   ExecResult,
   ExecSpec,
   HypervisorDriver,
+  ImageBuildProgress,
+  ImageBuildSpec,
+  ImageInfo,
   MachineAddresses,
   MachineInfo,
   MachineSpec,
@@ -15,32 +18,47 @@ import type {
   SnapshotMachineSpec,
   WriteFileOptions,
 } from '../hypervisor-driver.port';
-import { GuestFileError, MachineNotFoundError, MachineStateError, SnapshotNotFoundError } from '../hypervisor-driver.port';
+import {
+  GuestFileError,
+  ImageInUseError,
+  ImageNotFoundError,
+  MachineNotFoundError,
+  MachineStateError,
+  SnapshotNotFoundError,
+} from '../hypervisor-driver.port';
 import { formatEnvironmentFile } from '../guest-environment';
+import { isSafeId } from '../host/safe-id';
 import { sleep } from '../host/sleep';
+import { treeSize } from '../host/tree-size';
+import { imageSizeMib } from '../images/image-size';
 
 interface MemoryMachine {
   state: MachineState;
   files: Map<string, Buffer>;
   shape: Pick<MachineSpec, 'vcpu_count' | 'mem_size_mib' | 'fs_size_mib'>;
   snapshot_id: string | null;
+  /** The custom image it was created from (directly or through its snapshot), if any. */
+  image_id: string | null;
   addresses: MachineAddresses;
 }
 
-type Operation = 'create' | 'destroy' | 'pause' | 'resume' | 'commit' | 'start' | 'exec' | 'resize';
+type Operation = 'create' | 'destroy' | 'pause' | 'resume' | 'commit' | 'start' | 'exec' | 'resize' | 'build';
 
 /**
  * Machines that exist only in memory (files included), with every call recorded: for the
  * worker's reconcile tests, which assert the exact driver calls a sequence of events causes, and
  * for benchmarks of the control plane alone. Never selected by HYPERVISOR=auto. `failNext` makes
  * a coming call of an operation throw; `slowDown` makes an operation take longer. exec runs nothing: it echoes argv to stdout, exit code 0.
+ * Images are measured (their size follows imageSizeMib, as on the real drivers) but not kept: a
+ * machine of one starts with no files of it.
  */
 export class InMemoryDriver implements HypervisorDriver {
   readonly name = 'memory';
   readonly capabilities: DriverCapabilities = { memory_snapshots: false };
   readonly calls: string[] = [];
   private readonly machines = new Map<string, MemoryMachine>();
-  private readonly snapshots = new Map<string, SnapshotInfo & { files: Map<string, Buffer> }>();
+  private readonly snapshots = new Map<string, SnapshotInfo & { files: Map<string, Buffer>; image_id: string | null }>();
+  private readonly images = new Map<string, ImageInfo>();
   private readonly failures = new Map<Operation, { reason: string; skip: number }>();
   private readonly delays = new Map<Operation, number>();
   /** Machines so far: each gets the next addresses (never reused, as a real host hands them out). */
@@ -58,7 +76,14 @@ export class InMemoryDriver implements HypervisorDriver {
 
   /** Puts a machine on the "host" without a call, as if created before a crash. */
   adopt(vm_id: string, state: MachineState = 'running'): void {
-    this.machines.set(vm_id, { state, files: new Map(), shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 }, snapshot_id: null, addresses: this.nextAddresses() });
+    this.machines.set(vm_id, {
+      state,
+      files: new Map(),
+      shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 },
+      snapshot_id: null,
+      image_id: null,
+      addresses: this.nextAddresses(),
+    });
   }
 
   /** Removes a machine without a call, as if the host lost it. */
@@ -75,9 +100,19 @@ export class InMemoryDriver implements HypervisorDriver {
   async create(spec: MachineSpec): Promise<MachineInfo> {
     await this.enter('create', spec.vm_id);
     if (this.machines.has(spec.vm_id)) throw new Error(`machine ${spec.vm_id} exists`);
-    const { vcpu_count, mem_size_mib, fs_size_mib } = spec;
+    const image = spec.image_id ? this.images.get(spec.image_id) : undefined;
+    if (spec.image_id && !image) throw new ImageNotFoundError(spec.image_id);
+    const { vcpu_count, mem_size_mib } = spec;
+    const fs_size_mib = Math.max(spec.fs_size_mib, image?.size_mib ?? 0);
     const addresses = this.nextAddresses();
-    this.machines.set(spec.vm_id, { state: 'running', files: environmentFiles(spec.env), shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id: null, addresses });
+    this.machines.set(spec.vm_id, {
+      state: 'running',
+      files: environmentFiles(spec.env),
+      shape: { vcpu_count, mem_size_mib, fs_size_mib },
+      snapshot_id: null,
+      image_id: image?.image_id ?? null,
+      addresses,
+    });
     return { vm_id: spec.vm_id, state: 'running', addresses };
   }
 
@@ -141,7 +176,7 @@ export class InMemoryDriver implements HypervisorDriver {
     if (this.snapshots.has(snapshot_id)) throw new Error(`snapshot ${snapshot_id} exists`);
     const size_bytes = [...machine.files.values()].reduce((sum, content) => sum + content.length, 0);
     const info: SnapshotInfo = { snapshot_id, source_vm_id: vm_id, includes_memory: false, ...machine.shape, created_at: new Date().toISOString(), size_bytes };
-    this.snapshots.set(snapshot_id, { ...info, files: new Map(machine.files) });
+    this.snapshots.set(snapshot_id, { ...info, files: new Map(machine.files), image_id: machine.image_id });
     if (options.keep_paused) machine.state = 'paused';
     return info;
   }
@@ -155,7 +190,14 @@ export class InMemoryDriver implements HypervisorDriver {
     environmentFiles(spec.env).forEach((content, path) => files.set(path, content));
     const { vcpu_count, mem_size_mib, fs_size_mib } = snapshot;
     const addresses = this.nextAddresses();
-    this.machines.set(spec.vm_id, { state: 'running', files, shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id, addresses });
+    this.machines.set(spec.vm_id, {
+      state: 'running',
+      files,
+      shape: { vcpu_count, mem_size_mib, fs_size_mib },
+      snapshot_id,
+      image_id: snapshot.image_id,
+      addresses,
+    });
     return { vm_id: spec.vm_id, state: 'running', addresses };
   }
 
@@ -169,7 +211,7 @@ export class InMemoryDriver implements HypervisorDriver {
   async getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null> {
     const snapshot = this.snapshots.get(snapshot_id);
     if (!snapshot) return null;
-    const { files: _files, ...info } = snapshot;
+    const { files: _files, image_id: _image, ...info } = snapshot;
     return info;
   }
 
@@ -180,6 +222,33 @@ export class InMemoryDriver implements HypervisorDriver {
   async deleteSnapshot(snapshot_id: string): Promise<void> {
     if ([...this.machines.values()].some((m) => m.snapshot_id === snapshot_id)) throw new Error(`snapshot ${snapshot_id} is still used by a machine`);
     this.snapshots.delete(snapshot_id);
+  }
+
+  async buildImage(spec: ImageBuildSpec, onProgress?: ImageBuildProgress): Promise<ImageInfo> {
+    await this.enter('build', spec.image_id);
+    if (!isSafeId(spec.image_id)) throw new Error(`invalid image id ${JSON.stringify(spec.image_id)}`);
+    const built = this.images.get(spec.image_id);
+    if (built) return { ...built };
+    onProgress?.('configuring');
+    const { bytes } = await treeSize(spec.rootfs_dir);
+    onProgress?.('creating_disk');
+    const info: ImageInfo = { image_id: spec.image_id, size_mib: imageSizeMib(bytes, spec.extra_size_mib), created_at: new Date().toISOString() };
+    this.images.set(spec.image_id, info);
+    return { ...info };
+  }
+
+  async getImage(image_id: string): Promise<ImageInfo | null> {
+    const image = this.images.get(image_id);
+    return image ? { ...image } : null;
+  }
+
+  async deleteImage(image_id: string): Promise<void> {
+    const users = [
+      ...[...this.machines].filter(([, machine]) => machine.image_id === image_id).map(([vm_id]) => vm_id),
+      ...[...this.snapshots.values()].filter((snapshot) => snapshot.image_id === image_id).map((snapshot) => snapshot.snapshot_id),
+    ];
+    if (users.length > 0) throw new ImageInUseError(image_id, users);
+    this.images.delete(image_id);
   }
 
   /** Every operation starts here: the call is recorded, then fails or is slowed if the test said so. */
