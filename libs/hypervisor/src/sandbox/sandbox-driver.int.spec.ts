@@ -19,7 +19,7 @@ import { dirname, join } from 'node:path';
 import type { HypervisorDriver, MachineInfo, MachineSpec } from '../hypervisor-driver.port';
 import { waitUntilGone } from '../testing/host-processes';
 import { describeEscapeContract, makeHostSecret } from '../testing/escape.contract';
-import { busyboxRoot } from '../testing/test-roots';
+import { busyboxRoot } from '../images/sample-roots';
 import { describeImageContract } from '../testing/image.contract';
 import {
   describeHypervisorDriverContract,

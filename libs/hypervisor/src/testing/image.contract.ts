@@ -14,7 +14,7 @@ import {
 } from '../hypervisor-driver.port';
 import { execCollect, existing, rootFsSizeMib, stdoutOf } from './guest-probes';
 import { machineSpec, snapshotMachineSpec } from './machine-specs';
-import { busyboxRoot, minbaseRoot } from './test-roots';
+import { busyboxRoot, minbaseRoot } from '../images/sample-roots';
 
 const execFileAsync = promisify(execFile);
 

@@ -5,4 +5,4 @@ export * from './machine-specs';
 export * from './escape-attacks';
 export * from './escape.contract';
 export * from './image.contract';
-export * from './test-roots';
+export * from '../images/sample-roots';

@@ -5,8 +5,8 @@ import { runCommand } from '../host/run-command';
 import { ensureDebootstrapped } from '../sandbox/base-rootfs';
 
 /**
- * Root filesystems the image tests build images from: what users bring, with nothing of what
- * Arbor needs in a guest.
+ * Root filesystems the image tests and benchmarks build images from: what users bring, with
+ * nothing of what Arbor needs in a guest.
  */
 
 /** Debian's busybox-static binary as its package installed it on this host. */
