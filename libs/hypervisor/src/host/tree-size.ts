@@ -1,7 +1,10 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** The apparent size of the files and symlinks under `dir` (not following symlinks), and how many entries it holds. */
+/**
+ * What the entries under `dir` take on disk (not following symlinks; a sparse file counts its data,
+ * not its length), as the kit helper's prepare-tree counts it, and how many entries it holds.
+ */
 export async function treeSize(dir: string): Promise<{ bytes: number; entries: number }> {
   let bytes = 0;
   let entries = 0;
@@ -10,7 +13,7 @@ export async function treeSize(dir: string): Promise<{ bytes: number; entries: n
       const child = join(path, entry.name);
       const stat = await lstat(child);
       entries++;
-      if (stat.isFile() || stat.isSymbolicLink()) bytes += stat.size;
+      bytes += stat.blocks * 512;
       if (stat.isDirectory()) await visit(child);
     }
   };

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, rename } from 'node:fs/promises';
+import { mkdir, rm, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readJsonFile, writeJsonAtomic } from '@arbor/durable-files';
 import type { ImageInfo } from '../hypervisor-driver.port';
@@ -33,12 +33,6 @@ export class ImageStore {
   async read(id: string): Promise<ImageInfo | null> {
     if (!isSafeImageId(id)) return null;
     return readJsonFile<ImageInfo>(join(this.dir, id, RECORD));
-  }
-
-  async list(): Promise<ImageInfo[]> {
-    const names = await readdir(this.dir).catch(() => [] as string[]);
-    const images = await Promise.all(names.filter(isSafeImageId).map((name) => this.read(name)));
-    return images.filter((image): image is ImageInfo => image !== null);
   }
 
   /** Store-wide host lock: deletions, and the claims of machines on an image, take it. */

@@ -3,7 +3,7 @@ import { runCommand } from '../host/run-command';
 /** What the kit helper's prepare-tree found in a root filesystem. */
 export interface RootTreeSize {
   entries: number;
-  /** Apparent size of its files and symlinks. */
+  /** What its entries take on disk (du's count: a sparse file counts its data, not its length). */
   bytes: number;
 }
 

@@ -22,7 +22,8 @@
  *       Sets the system clock (nanoseconds since the epoch).
  *   prepare-tree [--shift FIRST:COUNT] DIR          (run on the host, as root)
  *       Checks an image's root filesystem before Arbor uses it: no mount point inside, no hard
- *       link to a file outside it. Prints "entries=N bytes=B". With --shift, then makes it a
+ *       link to a file outside it. Prints "entries=N bytes=B" (B: the disk its entries use, as
+ *       du counts it; hard-linked files once per link). With --shift, then makes it a
  *       sandbox layer: ids moved into the machines' range (ids past COUNT become the overflow id),
  *       device nodes removed, setuid and setgid bits cleared, trusted.* attributes removed. Every
  *       step is relative to an open directory and never follows a symlink, so nothing the image
@@ -606,7 +607,8 @@ static void walk_directory(struct tree_walk *walk, int dir, const char *path, in
     }
     if (!modify) {
       walk->entries++;
-      if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) walk->bytes += (unsigned long long)st.st_size;
+      /* What it takes on disk (a sparse file counts its data, not its length), as du counts it. */
+      walk->bytes += (unsigned long long)st.st_blocks * 512;
       if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
         struct link_count *slot = link_slot(walk, st.st_ino);
         if (!slot->links) {

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileGuestHelper } from './guest-helper-build';
@@ -40,9 +40,13 @@ describe('the guest helper', () => {
     writeFileSync(join(root, 'etc/file'), 'twelve bytes');
     linkSync(join(root, 'etc/file'), join(root, 'etc/same-file'));
     symlinkSync('/etc/shadow', join(root, 'etc/shadow-link'));
+    writeFileSync(join(root, 'etc/sparse'), '');
+    truncateSync(join(root, 'etc/sparse'), 1 << 40); // 1 TiB long, nothing in it
     const measured = execFileSync(helper, ['prepare-tree', root], { encoding: 'utf8' });
-    // etc, file, same-file (12 bytes each), the symlink (11 bytes: its target's length).
-    expect(measured).toBe('entries=4 bytes=35\n');
+    // etc, file, same-file, the symlink, sparse: as du counts them (the sparse file costs nothing).
+    const du = Number(execFileSync('du', ['-s', '-B1', '--count-links', root], { encoding: 'utf8' }).split('\t')[0]) - Number(execFileSync('stat', ['-c', '%b', root], { encoding: 'utf8' })) * 512;
+    expect(measured).toBe(`entries=5 bytes=${du}\n`);
+    expect(du).toBeLessThan(1 << 20);
     writeFileSync(join(dir, 'outside'), 'host data');
     linkSync(join(dir, 'outside'), join(root, 'etc/linked-out'));
     const refused = spawnSync(helper, ['prepare-tree', root], { encoding: 'utf8' });
