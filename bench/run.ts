@@ -7,6 +7,7 @@ import { benchConcurrentMachines } from './concurrency.bench';
 import { benchDriver } from './drivers.bench';
 import { benchEdgeProxy, benchEdgeVms } from './edge.bench';
 import { benchExec } from './exec.bench';
+import { benchImageNewRoot } from './image-new-root.bench';
 import { benchImageUpload, benchRegistryPull } from './images.bench';
 import { benchInstrumentation } from './instrumentation.bench';
 import { benchNetwork } from './network.bench';
@@ -61,6 +62,10 @@ async function main() {
   await benchNetwork(20);
   console.log('');
   await benchDriver('sandbox', 10);
+  console.log('');
+  await benchImageNewRoot('sandbox', 10);
+  console.log('');
+  await benchImageNewRoot('qemu', 3);
   console.log('');
   // TCG boots cost seconds of CPU each: few rounds (skipped, with the reason, where qemu cannot run).
   await benchDriver('qemu', 5);

@@ -10,12 +10,16 @@ for purpose in "$@"; do
     # filesystem; btrfs-progs its machine disks; util-linux losetup/findmnt/flock; openssh-client
     # ssh-keygen for machine identities (and ssh, which the tests reach machines with); iproute2
     # and nftables the machines' networks (bridge, veth/tap ports, isolation and NAT rules); git
-    # the deploys' clones (on the worker's host) and their ls-remote (on the api's).
-    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables git" ;;
+    # the deploys' clones (on the worker's host) and their ls-remote (on the api's). gcc,
+    # libc6-dev and patchelf build the guest kit every machine runs from /.arbor (the static
+    # helper, Debian's sshd and qemu-ga made to run in any root); busybox-static is in the kit and
+    # in the image tests' bare root.
+    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables git gcc libc6-dev patchelf busybox-static" ;;
     # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
-    # its guest image (root disk, initramfs); iproute2 and nftables the machines' networks; git
-    # the deploys' clones.
-    qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs iproute2 nftables openssh-client ca-certificates git" ;;
+    # its guest image (root disk, initramfs) and images' disks; gcc, libc6-dev and patchelf the
+    # guest kit (as for the sandbox); iproute2 and nftables the machines' networks; git the
+    # deploys' clones.
+    qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs iproute2 nftables openssh-client ca-certificates git gcc libc6-dev patchelf" ;;
     # the edge's tests and its users: openssl s_client is the ssh ProxyCommand into a VM over
     # TLS, ssh the client, curl for HTTPS to VMs; iproute2 puts test addresses on loopback.
     edge) packages="$packages openssl openssh-client curl iproute2" ;;

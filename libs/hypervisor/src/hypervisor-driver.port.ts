@@ -16,8 +16,9 @@ export interface MachineSpec {
   /** Base image name; "default" is the driver's own base image. */
   image_name: string;
   /**
-   * Set: boot this built image (buildImage) instead of the built-in default (`image_name` stays
-   * for the built-in one). `fs_size_mib` of such a machine is at least the image's `size_mib`.
+   * A custom image built on this host with buildImage: when set, the machine boots that image
+   * instead of the built-in one (image_name then only names it). Its disk (fs_size_mib) is at
+   * least the image's size_mib.
    */
   image_id?: string | null;
   /** Written to /etc/environment at boot (KEY=VALUE lines, sorted by key). */
@@ -173,32 +174,34 @@ export interface HypervisorDriver {
   /** Removes a snapshot; refuses (with an error saying so) while a machine still depends on it. */
   deleteSnapshot(snapshot_id: string): Promise<void>;
   /**
-   * Builds what this driver boots from a root filesystem directory (issue 11's base images).
-   * Idempotent per image_id: a rebuild after a crash replaces a half-built one; a completed one is
-   * returned as is.
+   * Turns a root filesystem directory into an image machines of this host can boot (MachineSpec.
+   * image_id), with Arbor's guest pieces (exec, init, SSH server, guest agent) brought alongside,
+   * never taken from the image. Idempotent per image_id: a rebuild after a crash replaces a
+   * half-built one; a completed one is returned as it is.
    */
   buildImage(spec: ImageBuildSpec, onProgress?: ImageBuildProgress): Promise<ImageInfo>;
+  /** The built image, or null when this host has none of that id. */
   getImage(image_id: string): Promise<ImageInfo | null>;
-  /** Idempotent; refuses (throws ImageInUseError) while a machine or snapshot on this host still uses it. */
+  /** Removes an image; idempotent. ImageInUseError while a machine or snapshot on this host uses it. */
   deleteImage(image_id: string): Promise<void>;
 }
 
-/** A base image to build from an unpacked root filesystem. */
+/** What buildImage turns into an image. */
 export interface ImageBuildSpec {
   /** A UUID chosen by the caller (the image aggregate's id). */
   image_id: string;
   /**
    * A host directory holding the unpacked root filesystem (owned by host root, numeric ids as in
-   * the image); the driver may consume it (move it) and the caller deletes whatever is left afterwards.
+   * the image). The driver may consume it (move it); the caller deletes whatever is left afterwards.
    */
   rootfs_dir: string;
-  /** Free space the image's VMs get on top of the computed rootfs size. */
+  /** Free space the image's VMs get on top of the computed root filesystem size. */
   extra_size_mib: number;
 }
 
 export interface ImageInfo {
   image_id: string;
-  /** The disk size a VM of it gets. */
+  /** The disk size a VM of it gets (at least). */
   size_mib: number;
   created_at: string;
 }
@@ -296,14 +299,23 @@ export class MachineStateError extends Error {
   }
 }
 
-/** An image cannot be deleted while a machine or snapshot on this host uses it. */
+/** deleteImage while a machine or a snapshot of this host still uses the image. */
 export class ImageInUseError extends Error {
   constructor(
     readonly image_id: string,
-    message = `image ${image_id} is still used by a machine or snapshot on this host`,
+    /** What uses it: machine and snapshot ids. */
+    readonly users: string[],
   ) {
-    super(message);
+    super(`image ${image_id} is in use by ${users.join(', ')}`);
     this.name = 'ImageInUseError';
+  }
+}
+
+/** create() with an image_id this host has not built (or that was deleted). */
+export class ImageNotFoundError extends Error {
+  constructor(readonly image_id: string) {
+    super(`image ${image_id} not found on this host`);
+    this.name = 'ImageNotFoundError';
   }
 }
 

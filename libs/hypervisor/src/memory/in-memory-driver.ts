@@ -20,9 +20,12 @@ import type {
 } from '../hypervisor-driver.port';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GuestFileError, ImageInUseError, MachineNotFoundError, MachineStateError, SnapshotNotFoundError } from '../hypervisor-driver.port';
+import { GuestFileError, ImageInUseError, ImageNotFoundError, MachineNotFoundError, MachineStateError, SnapshotNotFoundError } from '../hypervisor-driver.port';
 import { formatEnvironmentFile } from '../guest-environment';
+import { isSafeId } from '../host/safe-id';
 import { sleep } from '../host/sleep';
+import { treeSize } from '../host/tree-size';
+import { imageSizeMib } from '../images/image-size';
 
 interface MemoryMachine {
   state: MachineState;
@@ -45,6 +48,8 @@ const IMAGE_FILES_MAX_BYTES = 16 * 1024 * 1024;
  * worker's reconcile tests, which assert the exact driver calls a sequence of events causes, and
  * for benchmarks of the control plane alone. Never selected by HYPERVISOR=auto. `failNext` makes
  * a coming call of an operation throw; `slowDown` makes an operation take longer. exec runs nothing: it echoes argv to stdout, exit code 0.
+ * Images are measured (their size follows imageSizeMib, as on the real drivers) but not kept: a
+ * machine of one starts with no files of it.
  */
 export class InMemoryDriver implements HypervisorDriver {
   readonly name = 'memory';
@@ -88,7 +93,7 @@ export class InMemoryDriver implements HypervisorDriver {
     await this.enter('create', spec.vm_id);
     if (this.machines.has(spec.vm_id)) throw new Error(`machine ${spec.vm_id} exists`);
     const image = spec.image_id ? this.images.get(spec.image_id) : null;
-    if (spec.image_id && !image) throw new Error(`image ${spec.image_id} not found on this host`);
+    if (spec.image_id && !image) throw new ImageNotFoundError(spec.image_id);
     const { vcpu_count, mem_size_mib } = spec;
     const fs_size_mib = Math.max(spec.fs_size_mib, image?.size_mib ?? 0);
     const addresses = this.nextAddresses();
@@ -222,8 +227,11 @@ export class InMemoryDriver implements HypervisorDriver {
   }
 
   async deleteImage(image_id: string): Promise<void> {
-    const inUse = [...this.machines.values()].some((m) => m.image_id === image_id) || [...this.snapshots.values()].some((s) => s.image_id === image_id);
-    if (inUse) throw new ImageInUseError(image_id);
+    const users = [
+      ...[...this.machines].filter(([, machine]) => machine.image_id === image_id).map(([vm_id]) => vm_id),
+      ...[...this.snapshots.values()].filter((snapshot) => snapshot.image_id === image_id).map((snapshot) => snapshot.snapshot_id),
+    ];
+    if (users.length > 0) throw new ImageInUseError(image_id, users);
     this.images.delete(image_id);
   }
 

@@ -40,6 +40,9 @@ export async function restoreMachine(
     accel: snapshot.accel,
     nic: network?.nic ?? null,
     network_group: spec.network_group,
+    image_id: snapshot.image_id ?? null,
+    // The very kit disk the source ran with (its pages may be in the restored memory).
+    kit_disk: snapshot.kit_disk ?? null,
     disk,
     next_layer: 1,
     depth: snapshot.depth,

@@ -21,6 +21,10 @@ export interface QemuSnapshotRecord {
    * Absent in snapshots of machines from before machines had networks: those restore without.
    */
   nic?: boolean;
+  /** The built image the snapshot's disk chain ends in (absent or null: the default image). */
+  image_id?: string | null;
+  /** The guest kit's disk its source ran with: a restored machine must get the very same one. */
+  kit_disk?: string | null;
 }
 
 /**

@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
+  ImageInUseError,
+  ImageNotFoundError,
   MachineNotFoundError,
   MachineStateError,
   SnapshotNotFoundError,
@@ -12,6 +14,7 @@ import {
   type ExecResult,
   type ExecSpec,
   type HypervisorDriver,
+  type ImageBuildProgress,
   type ImageBuildSpec,
   type ImageInfo,
   type MachineAddresses,
@@ -33,7 +36,10 @@ import { ensurePrivateDirectory } from '../host/private-directory';
 import { identify, isAlive, type ProcessIdentity } from '../host/process-identity';
 import { runCommand } from '../host/run-command';
 import { isSafeId } from '../host/safe-id';
-import { guestServicesInit, SSHD_ARGV } from '../guest-ssh';
+import { imageSizeMib } from '../images/image-size';
+import { ImageStore } from '../images/image-store';
+import { prepareSandboxLayer } from '../images/root-tree';
+import { KIT_PATHS } from '../kit/kit-paths';
 import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
 import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
 import { SSH_ANSWER_TIMEOUT_MS, waitUntilSshAnswers } from '../network/ssh-readiness';
@@ -44,6 +50,8 @@ import { execInContainer, type ContainerExecTarget } from './container-exec';
 import { flattenLayers } from './flatten-layers';
 import { readGuestFile, writeGuestFile } from './guest-files';
 import { GUEST_IDS } from './guest-ids';
+import { moveOrCopyTree } from './move-tree';
+import { ensureKitLayer, kitLayerPath, type SandboxKit } from './kit-layer';
 import { isMachineFrozen, removeLeftoverCgroups } from './machine-cgroup-dirs';
 import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
@@ -57,8 +65,10 @@ export interface SandboxDriverOptions {
   stateDir: string;
   /** Snapshots (immutable layers + metadata); they outlive the machines they were taken from. */
   snapshotDir: string;
-  /** Host-wide cache shared by data directories and test runs (the base root filesystem). */
+  /** Host-wide cache shared by data directories and test runs (the base root filesystem, the guest kit). */
   cacheDir: string;
+  /** Images built on this host (buildImage); default: `<snapshotDir>.images` beside the snapshots. */
+  imageDir?: string;
   /** The host bridge and addresses machines get (default: DEFAULT_NETWORK_SETTINGS). */
   network?: NetworkSettings;
   log?: (line: string) => void;
@@ -73,9 +83,11 @@ export interface SandboxDriverOptions {
 export const MAX_SNAPSHOT_LAYERS = 16;
 
 const HOST_TOOLS = ['runc', 'flock', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'ssh-keygen', 'cp', ...NETWORK_TOOLS];
+/** What building the guest kit takes (once per host; kit/guest-kit.ts). */
+const KIT_TOOLS = ['debootstrap', 'gcc', 'patchelf', 'chroot'];
 
-/** The machine's PID 1: keeps its sshd running and reaps orphans (guest-ssh.ts). */
-const INIT = ['/bin/sh', '-c', guestServicesInit([SSHD_ARGV])];
+/** The machine's PID 1: the guest kit's init, which keeps its sshd running and reaps orphans (kit/kit-files.ts). */
+const INIT = [KIT_PATHS.init, 'sandbox'];
 
 
 /**
@@ -102,6 +114,7 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly locks = new MachineLocks();
   private readonly runtime: OciRuntime;
   private readonly network: HostNetwork;
+  private readonly images: ImageStore;
 
   constructor(private readonly options: SandboxDriverOptions) {
     this.log = options.log ?? (() => undefined);
@@ -111,6 +124,7 @@ export class SandboxDriver implements HypervisorDriver {
     // Under the state directory: a restarted worker sees the containers the last one started.
     this.runtime = new OciRuntime(join(this.stateDir, '.runc'));
     this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, this.stateDir, this.log);
+    this.images = new ImageStore(resolve(options.imageDir ?? `${options.snapshotDir}.images`));
   }
 
   /** Fails closed: a limit or a confinement the machines need that this host cannot give is a "no". */
@@ -132,6 +146,10 @@ export class SandboxDriver implements HypervisorDriver {
     if (!existsSync(baseRootfsPath(this.options.cacheDir)) && (await missingTools(['debootstrap'])).length > 0) {
       return { ok: false, reason: 'no base root filesystem cached and debootstrap not installed' };
     }
+    if (!existsSync(kitLayerPath(this.options.cacheDir))) {
+      const kitTools = await missingTools(KIT_TOOLS);
+      if (kitTools.length > 0) return { ok: false, reason: `no guest kit cached and cannot build one: missing ${kitTools.join(', ')} (apt debootstrap gcc libc6-dev patchelf)` };
+    }
     const runc = (await runCommand('runc', ['--version'])).split('\n')[0];
     return {
       ok: true,
@@ -143,7 +161,12 @@ export class SandboxDriver implements HypervisorDriver {
 
   async prepare(): Promise<void> {
     await ensureBaseRootfs(this.options.cacheDir, this.log);
+    await this.kit();
     await this.network.ensureReady();
+  }
+
+  private kit(): Promise<SandboxKit> {
+    return ensureKitLayer(this.options.cacheDir, this.log);
   }
 
   async addresses(vm_id: string): Promise<MachineAddresses | null> {
@@ -156,10 +179,20 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   async create(spec: MachineSpec): Promise<MachineInfo> {
-    if (spec.image_name !== 'default') throw new Error(`sandbox has no image "${spec.image_name}" (only "default")`);
-    if (spec.image_id) throw new Error(`sandbox has no image ${spec.image_id} (it builds no base images yet)`);
-    await ensureBaseRootfs(this.options.cacheDir, this.log);
-    await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true } });
+    const image_id = spec.image_id ?? null;
+    if (!image_id) {
+      if (spec.image_name !== 'default') throw new Error(`sandbox has no image "${spec.image_name}" (only "default" or a built image_id)`);
+      await ensureBaseRootfs(this.options.cacheDir, this.log);
+      await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id: null } });
+      return this.bootReserved(spec.vm_id);
+    }
+    // Claimed under the image store's lock: a deleteImage sees the machine, or the machine sees no image.
+    await this.images.withLock(async () => {
+      const image = await this.images.read(image_id);
+      if (!image) throw new ImageNotFoundError(image_id);
+      const fs_size_mib = Math.max(spec.fs_size_mib, image.size_mib);
+      await this.reserveMachine({ spec: { ...spec, fs_size_mib }, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id } });
+    });
     return this.bootReserved(spec.vm_id);
   }
 
@@ -169,7 +202,7 @@ export class SandboxDriver implements HypervisorDriver {
       const stored = await this.liveSnapshot(snapshot_id);
       const { vcpu_count, mem_size_mib, fs_size_mib } = stored.info;
       await this.reserveMachine({
-        spec: { ...spec, vcpu_count, mem_size_mib, fs_size_mib, image_name: stored.image_name },
+        spec: { ...spec, vcpu_count, mem_size_mib, fs_size_mib, image_name: stored.image_name, image_id: stored.chain.image_id ?? null },
         source_snapshot_id: snapshot_id,
         chain: stored.chain,
       });
@@ -200,9 +233,11 @@ export class SandboxDriver implements HypervisorDriver {
       // Checked per machine, not once: a limit that cannot be applied fails the create (closed).
       const cgroups = await probeCgroups();
       if (!cgroups.ok) throw new Error(`machine ${vm_id} cannot get its limits: ${cgroups.reason}`);
+      const { layer: kitLayer } = await this.kit();
       await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
       await writeIdentityLayer(layout.identity, spec);
-      await mountOverlayRoot([layout.identity, ...this.lowerDirs(record.chain)], layout);
+      // The kit right under the identity: it shadows anything an image keeps at /.arbor.
+      await mountOverlayRoot([layout.identity, kitLayer, ...this.lowerDirs(record.chain)], layout);
       const lease = await this.network.attach(vm_id, spec.network_group, 'veth');
       const config = containerConfig({
         vmId: vm_id,
@@ -229,9 +264,11 @@ export class SandboxDriver implements HypervisorDriver {
     }
   }
 
+  /** The machine's read-only layers below the kit: its snapshot layers, then its image (unless flattened in). */
   private lowerDirs(chain: LayerChain): string[] {
     const layers = chain.snapshots.map((id) => this.snapshots.layerDir(id));
-    return chain.base ? [...layers, baseRootfsPath(this.options.cacheDir)] : layers;
+    if (!chain.base) return layers;
+    return [...layers, chain.image_id ? this.images.path(chain.image_id, 'layer') : baseRootfsPath(this.options.cacheDir)];
   }
 
   async destroy(vm_id: string): Promise<void> {
@@ -355,13 +392,13 @@ export class SandboxDriver implements HypervisorDriver {
         } finally {
           if (wasRunning && !options.keep_paused) await this.runtime.setPaused(vm_id, false);
         }
-        let chain: LayerChain = { snapshots: [snapshot_id, ...record.chain.snapshots], base: record.chain.base };
+        let chain: LayerChain = { snapshots: [snapshot_id, ...record.chain.snapshots], base: record.chain.base, image_id: record.chain.image_id ?? null };
         if (chain.snapshots.length > MAX_SNAPSHOT_LAYERS) {
           const flat = join(scratch, 'flat');
           await flattenLayers([captured, ...this.lowerDirs(record.chain)], join(scratch, 'view'), flat);
           await rm(captured, { recursive: true, force: true });
           await runCommand('mv', ['-T', flat, captured]);
-          chain = { snapshots: [snapshot_id], base: false };
+          chain = { snapshots: [snapshot_id], base: false, image_id: chain.image_id };
         }
         const { spec } = record;
         const info: SnapshotInfo = {
@@ -398,6 +435,46 @@ export class SandboxDriver implements HypervisorDriver {
     });
   }
 
+  /**
+   * An image is a read-only layer like the base: the root filesystem moved into the image store
+   * (or copied, across file systems), checked and made a layer in place by the kit's helper
+   * (images/root-tree.ts: ids shifted into the machines' range, device nodes and setuid bits gone,
+   * nothing followed out of it). Machines of it get the kit and their identity on top, as on the
+   * base. The store's directories are 0700.
+   */
+  async buildImage(spec: ImageBuildSpec, onProgress?: ImageBuildProgress): Promise<ImageInfo> {
+    const { kit } = await this.kit();
+    return this.images.build(spec.image_id, async (scratch) => {
+      onProgress?.('configuring', 'checking the root filesystem and making it a layer');
+      const layer = join(scratch, 'layer');
+      await moveOrCopyTree(spec.rootfs_dir, layer);
+      const { bytes, entries } = await prepareSandboxLayer(kit.helper, layer, { first: GUEST_IDS.hostFirst, count: GUEST_IDS.count });
+      onProgress?.('creating_snapshot', `a read-only layer of ${entries} entries`);
+      this.log(`sandbox: image ${spec.image_id} built (${entries} entries, ${(bytes / 2 ** 20).toFixed(1)} MiB)`);
+      return imageSizeMib(bytes, spec.extra_size_mib);
+    });
+  }
+
+  getImage(image_id: string): Promise<ImageInfo | null> {
+    return this.images.read(image_id);
+  }
+
+  /** Refuses while a machine or a snapshot sits on the image's layer (a flattened snapshot holds its own copy). */
+  async deleteImage(image_id: string): Promise<void> {
+    await this.images.withLock(() =>
+      this.snapshots.withLock(async () => {
+        if (!(await this.images.read(image_id))) return;
+        const onImage = (chain: LayerChain) => chain.base && chain.image_id === image_id;
+        const users = [
+          ...(await this.machineRecords()).filter((r) => onImage(r.chain)).map((r) => r.spec.vm_id),
+          ...(await this.snapshots.readAll()).filter((s) => onImage(s.chain)).map((s) => s.info.snapshot_id),
+        ];
+        if (users.length > 0) throw new ImageInUseError(image_id, users);
+        await this.images.remove(image_id);
+      }),
+    );
+  }
+
   async getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null> {
     if (!isSafeSnapshotId(snapshot_id)) return null;
     const stored = await this.snapshots.read(snapshot_id);
@@ -431,18 +508,6 @@ export class SandboxDriver implements HypervisorDriver {
       await this.collectSnapshotGarbage();
     });
   }
-
-  // Base images (issue 11) are built by the drivers' side of that work; until it lands here this
-  // driver has none: building one fails with the reason, and no machine boots one.
-  async buildImage(_spec: ImageBuildSpec): Promise<ImageInfo> {
-    throw new Error(`the ${this.name} driver cannot build base images yet`);
-  }
-
-  async getImage(_image_id: string): Promise<ImageInfo | null> {
-    return null;
-  }
-
-  async deleteImage(_image_id: string): Promise<void> {}
 
   private async collectSnapshotGarbage(): Promise<void> {
     await this.snapshots.collectGarbage((await this.machineRecords()).map((r) => r.chain));

@@ -6,11 +6,13 @@ import { withHostLock } from '../host/host-lock';
 
 /**
  * The read-only layers a machine (or a snapshot) sits on, top first: snapshot layer directories by
- * snapshot id, then the shared base root filesystem unless a flattened layer already holds it.
+ * snapshot id, then the image's root filesystem unless a flattened layer already holds it.
  */
 export interface LayerChain {
   snapshots: string[];
   base: boolean;
+  /** The custom image under the snapshots (absent or null: the built-in base). */
+  image_id?: string | null;
 }
 
 /** A snapshot on disk: `<snapshotDir>/<id>/layer` (immutable) and `<snapshotDir>/<id>/snapshot.json`. */
