@@ -9,8 +9,9 @@ for purpose in "$@"; do
     # sandbox driver: runc runs its machines (OCI runtime); debootstrap builds its base root
     # filesystem; btrfs-progs its machine disks; util-linux losetup/findmnt/flock; openssh-client
     # ssh-keygen for machine identities (and ssh, which the tests reach machines with); iproute2
-    # and nftables the machines' networks (bridge, veth/tap ports, isolation and NAT rules).
-    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables" ;;
+    # and nftables the machines' networks (bridge, veth/tap ports, isolation and NAT rules);
+    # strace shows the tests that machines and snapshots are fsynced into place.
+    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables strace" ;;
     # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
     # its guest image (root disk, initramfs); iproute2 and nftables the machines' networks.
     qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs iproute2 nftables openssh-client" ;;

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { writeJsonAtomic } from '@arbor/durable-files';
 import {
   MachineNotFoundError,
   MachineStateError,
@@ -211,7 +212,7 @@ export class SandboxDriver implements HypervisorDriver {
         limitSwap: cgroups.swapAccounted,
         init: INIT,
       });
-      await writeFile(layout.config, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+      await writeJsonAtomic(layout.config, config, { mode: 0o600 }); // a restarted worker's runtime reads it again
       await this.runtime.run(vm_id, layout.dir, layout.initLog);
       const state = await this.runtime.state(vm_id);
       const init = state && state.pid > 0 ? await identify(state.pid) : null;
