@@ -36,3 +36,4 @@ export * from './wait-until';
 export * from './webhook-secrets';
 export * from './webhook-settings';
 export * from './webhook-signature';
+export * from './vers-url';
