@@ -43,6 +43,7 @@ import { execInContainer, type ContainerExecTarget } from './container-exec';
 import { flattenLayers } from './flatten-layers';
 import { readGuestFile, writeGuestFile } from './guest-files';
 import { GUEST_IDS } from './guest-ids';
+import { ensureKeyQuota } from './key-quota';
 import { isMachineFrozen, removeLeftoverCgroups } from './machine-cgroup-dirs';
 import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
@@ -143,6 +144,8 @@ export class SandboxDriver implements HypervisorDriver {
   async prepare(): Promise<void> {
     await ensureBaseRootfs(this.options.cacheDir, this.log);
     await this.network.ensureReady();
+    // Logged, since it changes the host (as the network's forwarding does).
+    for (const change of await ensureKeyQuota()) this.log(`sandbox: room for machines' session keyrings (${change})`);
   }
 
   async addresses(vm_id: string): Promise<MachineAddresses | null> {
