@@ -13,8 +13,9 @@ for purpose in "$@"; do
     # the deploys' clones (on the worker's host) and their ls-remote (on the api's). gcc,
     # libc6-dev and patchelf build the guest kit every machine runs from /.arbor (the static
     # helper, Debian's sshd and qemu-ga made to run in any root); busybox-static is in the kit and
-    # in the image tests' bare root.
-    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables git gcc libc6-dev patchelf busybox-static" ;;
+    # in the image tests' bare root. strace shows the tests that machines and snapshots are fsynced
+    # into place.
+    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables git gcc libc6-dev patchelf busybox-static strace" ;;
     # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
     # its guest image (root disk, initramfs) and images' disks; gcc, libc6-dev and patchelf the
     # guest kit (as for the sandbox); iproute2 and nftables the machines' networks; git the

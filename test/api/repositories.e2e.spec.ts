@@ -86,6 +86,31 @@ describe('repositories (HTTP)', () => {
     expect((await arbor.request('GET', '/api/v1/repositories/app/tags/tmp')).status).toBe(404);
   });
 
+  it('answers 404 with the contract\'s body for a missing repository\'s visibility and a tag moved to a missing commit, changing nothing', async () => {
+    const missingRepo = await arbor.request('PATCH', '/api/v1/repositories/missing/visibility', { body: { is_public: true } });
+    expect(missingRepo).toMatchObject({ status: 404, json: { error: 'repository not found', success: false } });
+    // Another org's repository answers exactly like a missing one.
+    expect((await createRepo('theirs', { key: other.key })).status).toBe(201);
+    const othersRepo = await arbor.request('PATCH', '/api/v1/repositories/theirs/visibility', { body: { is_public: true } });
+    expect({ status: othersRepo.status, json: othersRepo.json }).toEqual({ status: 404, json: { error: 'repository not found', success: false } });
+    expect((await arbor.request('GET', '/api/v1/repositories/theirs', { key: other.key })).json.is_public).toBe(false);
+
+    expect((await createRepo('patched')).status).toBe(201);
+    expect((await tagRepo('patched', 'pinned', commitA)).status).toBe(201);
+    const missingCommit = await arbor.request('PATCH', '/api/v1/repositories/patched/tags/pinned', { body: { commit_id: randomUUID(), description: 'moved' } });
+    expect({ status: missingCommit.status, json: missingCommit.json }).toEqual({ status: 404, json: { error: 'commit not found', success: false } });
+    // Another org's (private) commit is missing to this org too.
+    const theirVm = await arbor.bootVm({}, { key: other.key });
+    const theirCommit = (await arbor.request('POST', `/api/v1/vm/${theirVm}/commit`, { key: other.key })).json.commit_id;
+    const afterTheirs = await arbor.infra.eventStore.headPosition();
+    const othersCommit = await arbor.request('PATCH', '/api/v1/repositories/patched/tags/pinned', { body: { commit_id: theirCommit } });
+    expect({ status: othersCommit.status, json: othersCommit.json }).toEqual({ status: 404, json: { error: 'commit not found', success: false } });
+    // Neither half of a refused change is applied, and nothing is written for it.
+    expect((await arbor.request('GET', '/api/v1/repositories/patched/tags/pinned')).json).toMatchObject({ commit_id: commitA, description: null });
+    expect(await arbor.infra.eventStore.headPosition()).toBe(afterTheirs);
+    expect((await arbor.request('DELETE', `/api/v1/vm/${theirVm}`, { key: other.key })).status).toBe(200);
+  });
+
   it('a commit a tag points at cannot be deleted (409) until the tag moves or goes', async () => {
     const c = (await arbor.request('POST', `/api/v1/vm/${vm}/commit`)).json.commit_id;
     await tagRepo('app', 'hold', c);

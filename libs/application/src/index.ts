@@ -42,3 +42,4 @@ export * from './deploy/git-clone';
 export * from './deploy/git-command';
 export * from './deploy/git-remote';
 export * from './deploy/project-vm';
+export * from './vers-url';

@@ -8,8 +8,7 @@ import {
   VMS_COLLECTION,
   type ReadModelStore,
 } from '@arbor/read-models';
-import { ALL_PROJECTIONS } from '../../../projector/src/projections';
-import { replayLog } from '../../../projector/src/replay-log';
+import { ALL_PROJECTIONS, replayLog } from '@arbor/projections';
 import { HttpError } from '../http/http-error';
 import type { AsOf } from './as-of';
 

@@ -210,13 +210,16 @@ export class InMemoryDriver implements HypervisorDriver {
    */
   async buildImage(spec: ImageBuildSpec, onProgress?: ImageBuildProgress): Promise<ImageInfo> {
     await this.enter('build', spec.image_id);
+    if (!isSafeId(spec.image_id)) throw new Error(`invalid image id ${JSON.stringify(spec.image_id)}`);
     const built = this.images.get(spec.image_id);
     if (built) return imageInfoOf(built);
     onProgress?.('configuring');
     const files = new Map<string, Buffer>();
-    const bytes = await collectFiles(spec.rootfs_dir, '', files);
+    await collectFiles(spec.rootfs_dir, '', files);
+    // Sized as the real drivers size it (what the tree takes on disk, du's count).
+    const { bytes } = await treeSize(spec.rootfs_dir);
     onProgress?.('creating_disk');
-    const image = { image_id: spec.image_id, size_mib: Math.ceil(bytes / (1024 * 1024)) + spec.extra_size_mib, created_at: new Date().toISOString(), files };
+    const image = { image_id: spec.image_id, size_mib: imageSizeMib(bytes, spec.extra_size_mib), created_at: new Date().toISOString(), files };
     this.images.set(spec.image_id, image);
     return imageInfoOf(image);
   }

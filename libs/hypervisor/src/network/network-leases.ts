@@ -65,12 +65,23 @@ export class NetworkLeases {
     return !existsSync(join(lease.owner, lease.vm_id));
   }
 
-  private read(vmId: string): Promise<NetworkLease | null> {
-    return readJsonFile<NetworkLease>(this.file(vmId)).catch(() => null);
+  private async read(vmId: string): Promise<NetworkLease | null> {
+    const lease = await readJsonFile<NetworkLease>(this.file(vmId)).catch(() => null);
+    return lease && withGroup(lease);
   }
 
   private file(vmId: string): string {
     if (!isSafeId(vmId)) throw new Error(`invalid vm id ${JSON.stringify(vmId)}`);
     return join(this.dir, `${vmId}.json`);
   }
+}
+
+/**
+ * The bridge is shared by every installation (and version of Arbor) on the host, so a lease may
+ * have been written without a group (a machine not given to an org yet, in another version's
+ * terms). Such a machine is a group of its own: it reaches no other machine, and a sweep neither
+ * fails on it (a worker that cannot sweep cannot start) nor takes its addresses away.
+ */
+export function withGroup(lease: NetworkLease): NetworkLease {
+  return typeof lease.group === 'string' ? lease : { ...lease, group: `no group: ${lease.vm_id}` };
 }

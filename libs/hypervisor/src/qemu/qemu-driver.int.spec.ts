@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HypervisorDriver, MachineSpec } from '../hypervisor-driver.port';
@@ -14,8 +14,9 @@ import { backingFileOf } from './qcow2-chain';
 import { kvmUnavailableReason } from './qemu-accel-probe';
 import { MAX_CHAIN_DEPTH } from './machine-capture';
 import { QEMU_USER } from './qemu-confinement';
-import { QemuDriver } from './qemu-driver';
+import { QemuDriver, SNAPSHOT_WITHOUT_NIC } from './qemu-driver';
 import { QemuMachineLayout } from './qemu-machine-layout';
+import { QemuSnapshotStore } from './qemu-snapshot-store';
 
 /**
  * Real QEMU virtual machines on this host (TCG here: /dev/kvm is kvm_pvm and cannot boot a stock
@@ -159,6 +160,23 @@ describe('QemuDriver (qemu only)', () => {
     expect(await stdoutOf(restarted, source.vm_id, { argv: ['cat', '/etc/hostname'] })).toBe(`${source.identity.hostname}\n`);
     await restarted.close();
   }, 120_000);
+
+  it('refuses, saying why and making nothing, to restore a snapshot of a machine from before machines had networks (no NIC)', async () => {
+    // Such a snapshot's record says nothing of a NIC: its machine had none, and its memory restores only into one alike.
+    const snapshot_id = `pre-network-${source.vm_id}`;
+    const store = new QemuSnapshotStore(dirs.snapshotDir);
+    await mkdir(store.dir(snapshot_id), { recursive: true });
+    const info = { snapshot_id, source_vm_id: source.vm_id, includes_memory: true, vcpu_count: 1, mem_size_mib: 256, fs_size_mib: 1024, created_at: new Date().toISOString() };
+    await store.write({ info, accel: 'tcg', env: {}, depth: 1, frozen: true });
+    const child = snapshotMachineSpec();
+
+    await expect(driver.startFromSnapshot(snapshot_id, child)).rejects.toThrow(SNAPSHOT_WITHOUT_NIC(snapshot_id));
+    expect(SNAPSHOT_WITHOUT_NIC(snapshot_id)).toMatch(/no network card, so a VM restored from it would have no address, SSH or edge route/);
+    expect(await driver.status(child.vm_id)).toBeNull();
+    expect(await driver.addresses(child.vm_id)).toBeNull();
+    expect(existsSync(join(dirs.stateDir, child.vm_id))).toBe(false);
+    await rm(store.dir(snapshot_id), { recursive: true, force: true });
+  });
 
   it('keeps a running process, its PID and its memory-only state in a machine started from a memory snapshot', async () => {
     // The count lives in a shell variable and a tmpfs file: only a memory snapshot can carry it.

@@ -177,15 +177,18 @@ export class QemuDriver implements HypervisorDriver {
   async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo> {
     const snapshot = await this.snapshots.read(snapshot_id);
     if (!snapshot) throw new SnapshotNotFoundError(snapshot_id);
+    // Its memory holds a machine without a NIC, and memory restores only into a machine of the
+    // same shape: the machine would have no network at all, where every VM has an address the
+    // edge routes to. Refused before anything is made, saying why.
+    if (!snapshot.nic) throw new Error(SNAPSHOT_WITHOUT_NIC(snapshot_id));
     const image = await this.baseImage();
     const layout = await this.claimMachine(spec.vm_id);
     return this.destroyedOnFailure(spec.vm_id, async () => {
-      // A snapshot of a machine without a NIC restores only into a machine without one.
-      const lease = snapshot.nic ? await this.network.attach(spec.vm_id, spec.network_group, 'tap') : null;
-      const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, lease && this.guestNetwork(lease));
-      if (lease) await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
-      this.log(`qemu: machine ${spec.vm_id} restored from ${snapshot_id} (pid ${record.process.pid}${lease ? `, ${lease.ipv6}, ${lease.ipv4}` : ', no NIC'})`);
-      return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: lease && addressesOf(lease) };
+      const lease = await this.network.attach(spec.vm_id, spec.network_group, 'tap');
+      const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, this.guestNetwork(lease));
+      await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
+      this.log(`qemu: machine ${spec.vm_id} restored from ${snapshot_id} (pid ${record.process.pid}, ${lease.ipv6}, ${lease.ipv4})`);
+      return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: addressesOf(lease) };
     });
   }
 
@@ -439,6 +442,10 @@ async function growDisk(qmp: QmpClient, agent: GuestAgentClient, fs_size_mib: nu
 
 /** A built image's disk in its directory of the image store. */
 const IMAGE_DISK = 'root.ext4';
+
+/** Why a snapshot of a machine from before machines had networks is not restored (see startFromSnapshot). */
+export const SNAPSHOT_WITHOUT_NIC = (snapshot_id: string) =>
+  `commit ${snapshot_id} was taken on qemu before VMs had networks: its saved machine has no network card, so a VM restored from it would have no address, SSH or edge route; start VMs from a commit taken since (or from new_root)`;
 
 function addressesOf(lease: NetworkLease): MachineAddresses {
   return { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac };

@@ -18,7 +18,7 @@ export interface QemuSnapshotRecord {
   frozen: boolean;
   /**
    * The source had a NIC, so machines restored from it get one (their own tap and addresses).
-   * Absent in snapshots of machines from before machines had networks: those restore without.
+   * Absent in snapshots of machines from before machines had networks: those are not restored.
    */
   nic?: boolean;
   /** The built image the snapshot's disk chain ends in (absent or null: the default image). */

@@ -35,6 +35,7 @@ import { machineCgroupDirs, machineCgroupPids } from './machine-cgroup-dirs';
 import { MACHINE_ROOTS_DIR } from './machine-layout';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
 import { describeUnless, rootReason } from '../../../../test/support/skip-unless';
+import { indexOfCall, traceFileSyscalls } from '../../../../test/support/syscall-trace';
 
 /**
  * Runs against the real host: namespaces, overlayfs and cgroup v1 need root. The base root filesystem
@@ -289,6 +290,34 @@ describeAsRoot('SandboxDriver', () => {
       const read = await execCollect(restarted, spec.vm_id, { argv: ['cat', '/root/marker'] });
       expect(read.stdout.toString()).toBe('before-restart\n');
     });
+
+    it('puts a machine\'s container config and a snapshot in place durably: contents fsynced, then renamed, then the directory fsynced', async () => {
+      const durable = machineSpec();
+      const snapshotId = `durable-${durable.vm_id}`;
+      const { calls } = await traceFileSyscalls(async () => {
+        await driver.create(durable);
+        await driver.commit(durable.vm_id, snapshotId);
+      });
+      await driver.destroy(durable.vm_id);
+      const quoted = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const renameOf = (from: string, to: string) => new RegExp(`^\\d+ rename(?:at2?)?\\(.*"${from}", .*"${quoted(to)}"`);
+      const fsyncOf = (path: string) => new RegExp(`^\\d+ fsync\\(\\d+<${path}>\\)`);
+
+      const config = join(stateDir, durable.vm_id, 'config.json');
+      const configInPlace = indexOfCall(calls, renameOf(`${quoted(config)}\\.[^"]+\\.tmp`, config));
+      expect(configInPlace).toBeGreaterThan(-1);
+      expect(indexOfCall(calls, fsyncOf(`${quoted(config)}\\.[^>]+\\.tmp`))).toBeGreaterThan(-1);
+      expect(indexOfCall(calls, fsyncOf(`${quoted(config)}\\.[^>]+\\.tmp`))).toBeLessThan(configInPlace);
+      expect(indexOfCall(calls, fsyncOf(quoted(join(stateDir, durable.vm_id))), configInPlace)).toBeGreaterThan(configInPlace);
+
+      const scratch = join(snapshotDir, `${snapshotId}.partial`);
+      const snapshotInPlace = indexOfCall(calls, renameOf(quoted(scratch), join(snapshotDir, snapshotId)));
+      expect(snapshotInPlace).toBeGreaterThan(-1);
+      const layerFlushed = indexOfCall(calls, new RegExp(`^\\d+ syncfs\\(\\d+<${quoted(scratch)}>\\)`));
+      expect(layerFlushed).toBeGreaterThan(-1);
+      expect(layerFlushed).toBeLessThan(snapshotInPlace);
+      expect(indexOfCall(calls, fsyncOf(quoted(snapshotDir)), snapshotInPlace)).toBeGreaterThan(snapshotInPlace);
+    }, 120_000);
 
     it('rejects vm ids that could escape the state directory', async () => {
       await expect(driver.create(machineSpec({ vm_id: '../escape' }))).rejects.toThrow(/invalid vm id/);

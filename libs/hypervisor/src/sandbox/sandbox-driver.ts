@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { writeJsonAtomic } from '@arbor/durable-files';
 import {
   ImageInUseError,
   ImageNotFoundError,
@@ -52,6 +53,7 @@ import { readGuestFile, writeGuestFile } from './guest-files';
 import { GUEST_IDS } from './guest-ids';
 import { moveOrCopyTree } from './move-tree';
 import { ensureKitLayer, kitLayerPath, type SandboxKit } from './kit-layer';
+import { ensureKeyQuota } from './key-quota';
 import { isMachineFrozen, removeLeftoverCgroups } from './machine-cgroup-dirs';
 import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
@@ -163,6 +165,8 @@ export class SandboxDriver implements HypervisorDriver {
     await ensureBaseRootfs(this.options.cacheDir, this.log);
     await this.kit();
     await this.network.ensureReady();
+    // Logged, since it changes the host (as the network's forwarding does).
+    for (const change of await ensureKeyQuota()) this.log(`sandbox: room for machines' session keyrings (${change})`);
   }
 
   private kit(): Promise<SandboxKit> {
@@ -249,7 +253,7 @@ export class SandboxDriver implements HypervisorDriver {
         limitSwap: cgroups.swapAccounted,
         init: INIT,
       });
-      await writeFile(layout.config, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+      await writeJsonAtomic(layout.config, config, { mode: 0o600 }); // a restarted worker's runtime reads it again
       await this.runtime.run(vm_id, layout.dir, layout.initLog);
       const state = await this.runtime.state(vm_id);
       const init = state && state.pid > 0 ? await identify(state.pid) : null;

@@ -1,6 +1,6 @@
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readJsonFile, writeJsonAtomic } from '@arbor/durable-files';
+import { readJsonFile, renameDurably, syncFileSystem, writeJsonAtomic } from '@arbor/durable-files';
 import type { SnapshotInfo } from '../hypervisor-driver.port';
 import { withHostLock } from '../host/host-lock';
 
@@ -62,11 +62,17 @@ export class SnapshotStore {
     return stored;
   }
 
-  /** Moves a complete scratch directory (layer already inside) into place with its metadata. */
+  /**
+   * Moves a complete scratch directory (layer already inside) into place with its metadata, durably:
+   * the layer (copied by other processes) is flushed to disk first, then the record, and the rename
+   * is fsynced in the snapshot directory, so a snapshot that was acknowledged survives power loss
+   * whole, and one cut short stays a `.partial` that is never read.
+   */
   async publish(stored: StoredSnapshot): Promise<void> {
     const scratch = this.scratchDir(stored.info.snapshot_id);
+    await syncFileSystem(scratch);
     await writeJsonAtomic(join(scratch, 'snapshot.json'), stored);
-    await rename(scratch, join(this.dir, stored.info.snapshot_id));
+    await renameDurably(scratch, join(this.dir, stored.info.snapshot_id));
   }
 
   async markDeleted(stored: StoredSnapshot): Promise<void> {
