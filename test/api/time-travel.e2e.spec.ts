@@ -133,9 +133,14 @@ describe('time travel: as_of on the VM, commit and tag reads (HTTP)', () => {
     expect((await ask('/api/v1/vms', other.key, at)).json).toEqual([]);
     expect((await ask(`/api/v1/vm/commits/${first}/parents`, other.key, at)).status).toBe(404);
     expect((await ask('/api/v1/commit_tags/release', other.key, at)).status).toBe(404);
-    // Once public, the first commit was readable by every org, as of then.
+    // Once public, the first commit was readable by every org, as of then: by its id in the log
+    // (the id chosen for it is its own org's name for it).
     const published = String(moments.find((m) => m.step === 'make the first commit public')!.position);
-    expect((await ask(`/api/v1/vm/commits/${first}/parents`, other.key, published)).status).toBe(200);
+    const created = (await arbor.infra.eventStore.readAll({ max_count: 10_000 })).find((e) => e.type === 'CommitCreated' && (e.data as { name: string }).name === 'first')!;
+    const firstInLog = (created.data as { commit_id: string }).commit_id;
+    expect((await ask(`/api/v1/vm/commits/${firstInLog}/parents`, other.key, at)).status).toBe(404);
+    expect((await ask(`/api/v1/vm/commits/${firstInLog}/parents`, other.key, published)).status).toBe(200);
+    expect((await ask(`/api/v1/vm/commits/${first}/parents`, other.key, published)).status).toBe(404);
     // Before the VM existed, it was not there for its own org either.
     expect((await ask(`/api/v1/vm/${vmId}/status`, undefined, String(moments[0].position))).status).toBe(404);
   });

@@ -17,6 +17,7 @@ import {
 } from '@arbor/contracts';
 import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
+import { CommitNames } from '../commits/commit-names';
 import { ForkRepositoryCommand } from './commands/fork-repository.command';
 import { CreateRepoTagCommand, DeleteRepoTagCommand, UpdateRepoTagCommand } from './commands/repo-tag-commands';
 import { CreateRepositoryCommand, DeleteRepositoryCommand, SetRepositoryVisibilityCommand } from './commands/repository-commands';
@@ -32,6 +33,7 @@ export class RepositoriesController {
   constructor(
     private readonly commands: CommandBus,
     private readonly repositories: RepositoryReadModel,
+    private readonly names: CommitNames,
   ) {}
 
   @Get()
@@ -82,8 +84,11 @@ export class RepositoriesController {
   @Get(':repo_name/tags')
   @ApiOkResponse({ type: ListRepoTagsResponseDto })
   async listTags(@Ctx() ctx: RequestContext, @Param('repo_name', RepoNamePipe) name: string): Promise<ListRepoTagsResponseDto> {
-    const repository = await this.repositories.get(ctx.principal.org_id, name);
-    return { repository: repository.name, tags: (await this.repositories.tags(repository)).map(presentRepoTag) };
+    const org_id = ctx.principal.org_id;
+    const repository = await this.repositories.get(org_id, name);
+    const tags = await this.repositories.tags(repository);
+    const commitName = await this.names.namingFor(org_id, tags.map((tag) => tag.commit_id));
+    return { repository: repository.name, tags: tags.map((tag) => presentRepoTag(tag, commitName)) };
   }
 
   @AnyMember('creates a tag of the caller in a repository of the org')
@@ -97,8 +102,9 @@ export class RepositoriesController {
   @Get(':repo_name/tags/:tag_name')
   @ApiOkResponse({ type: RepoTagInfoDto })
   async getTag(@Ctx() ctx: RequestContext, @Param('repo_name', RepoNamePipe) name: string, @Param('tag_name') tagName: string): Promise<RepoTagInfoDto> {
-    const repository = await this.repositories.get(ctx.principal.org_id, name);
-    return presentRepoTag(await this.repositories.tag(repository, tagName));
+    const org_id = ctx.principal.org_id;
+    const tag = await this.repositories.tag(await this.repositories.get(org_id, name), tagName);
+    return presentRepoTag(tag, await this.names.namingFor(org_id, [tag.commit_id]));
   }
 
   @Changes('repo_tag')
