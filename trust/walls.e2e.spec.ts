@@ -7,7 +7,7 @@ import { type OpenApiDocument, type Operation, operationsOf } from './support/op
 import { missingPathValues, type OperationRequest, sendOperation, validRequest } from './support/operation-request';
 import { makeOrgResources, type OrgResources, pathValueOf, vmsMadeBy } from './support/org-resources';
 import { BODY_REFERENCES, CLIENT_CHOSEN_IDS } from './walls/body-references';
-import { KEY_KINDS, RIGHTS, type KeyKind } from './walls/rights';
+import { ANY_MEMBERS_WRITES, CHANGES_OF_ONE_RESOURCE, KEY_KINDS, MEMBERSHIP_CHANGES, RIGHTS, type KeyKind } from './walls/rights';
 
 /**
  * The walls between orgs, through every operation of the served OpenAPI document. Org A (home)
@@ -157,12 +157,20 @@ describe('trust: walls between orgs, and keys without rights', () => {
   it('answers each kind of key without rights as the table of rights says, and logs nothing for it', async () => {
     const failures: string[] = [];
     let checked = 0;
-    const keys = Object.fromEntries(await Promise.all(Object.entries(KEY_KINDS).map(async ([kind, make]) => [kind, await make({ arbor, home })]))) as Record<KeyKind, string | null>;
+    // Every write of the document has its place in the table: a member's 403, or any member's to make.
+    const placed = [...CHANGES_OF_ONE_RESOURCE, ...MEMBERSHIP_CHANGES, ...ANY_MEMBERS_WRITES];
+    for (const id of placed) if (!operations.some((operation) => operation.id === id)) failures.push(`the table of rights names ${id}, which the document does not have`);
+    for (const operation of operations.filter((o) => o.secured && o.method !== 'GET' && !placed.includes(o.id))) {
+      failures.push(`${operation.id}: a write the table of rights does not place (a member's 403, or any member's to make)`);
+    }
+    const keys = Object.fromEntries(await Promise.all(Object.entries(KEY_KINDS).map(async ([kind, make]) => [kind, await make({ arbor, home, homeOrgId })]))) as Record<KeyKind, string | null>;
     for (const row of RIGHTS) {
       for (const operation of operations.filter(row.operations)) {
         const correlation = randomUUID();
         const before = await arbor.infra.eventStore.headPosition();
-        const answer = await sendOperation(arbor.url, operation, validRequest(document, operation, home, missingPathValues(operation)), { key: keys[row.key], correlation });
+        const request = validRequest(document, operation, home, row.on === 'home' ? undefined : missingPathValues(operation));
+        if (row.body && request.body && 'json' in request.body) request.body = { json: { ...(request.body.json as object), ...row.body } };
+        const answer = await sendOperation(arbor.url, operation, request, { key: keys[row.key], correlation });
         checked++;
         const got = { status: answer.status, body: answer.json };
         if (!row.expect(got)) failures.push(`${operation.id} with ${row.key}: ${JSON.stringify(got).slice(0, 200)} (${row.says})`);
