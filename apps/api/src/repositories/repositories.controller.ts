@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import {
@@ -18,6 +18,8 @@ import {
 import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { CommitNames } from '../commits/commit-names';
+import { ApiAsOfQuery, type AsOf, AsOfPipe } from '../time-travel/as-of';
+import { ReadModelsAsOf } from '../time-travel/read-models-as-of';
 import { ForkRepositoryCommand } from './commands/fork-repository.command';
 import { CreateRepoTagCommand, DeleteRepoTagCommand, UpdateRepoTagCommand } from './commands/repo-tag-commands';
 import { CreateRepositoryCommand, DeleteRepositoryCommand, SetRepositoryVisibilityCommand } from './commands/repository-commands';
@@ -34,6 +36,7 @@ export class RepositoriesController {
     private readonly commands: CommandBus,
     private readonly repositories: RepositoryReadModel,
     private readonly names: CommitNames,
+    private readonly asOf: ReadModelsAsOf,
   ) {}
 
   @Get()
@@ -83,12 +86,15 @@ export class RepositoriesController {
 
   @Get(':repo_name/tags')
   @ApiOkResponse({ type: ListRepoTagsResponseDto })
-  async listTags(@Ctx() ctx: RequestContext, @Param('repo_name', RepoNamePipe) name: string): Promise<ListRepoTagsResponseDto> {
+  @ApiAsOfQuery()
+  listTags(@Ctx() ctx: RequestContext, @Param('repo_name', RepoNamePipe) name: string, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<ListRepoTagsResponseDto> {
     const org_id = ctx.principal.org_id;
-    const repository = await this.repositories.get(org_id, name);
-    const tags = await this.repositories.tags(repository);
-    const commitName = await this.names.namingFor(org_id, tags.map((tag) => tag.commit_id));
-    return { repository: repository.name, tags: tags.map((tag) => presentRepoTag(tag, commitName)) };
+    return this.asOf.read(asOf, this.repositories, async (repositories) => {
+      const repository = await repositories.get(org_id, name);
+      const tags = await repositories.tags(repository);
+      const commitName = await this.names.namingFor(org_id, tags.map((tag) => tag.commit_id));
+      return { repository: repository.name, tags: tags.map((tag) => presentRepoTag(tag, commitName)) };
+    });
   }
 
   @AnyMember('creates a tag of the caller in a repository of the org')
@@ -101,10 +107,18 @@ export class RepositoriesController {
 
   @Get(':repo_name/tags/:tag_name')
   @ApiOkResponse({ type: RepoTagInfoDto })
-  async getTag(@Ctx() ctx: RequestContext, @Param('repo_name', RepoNamePipe) name: string, @Param('tag_name') tagName: string): Promise<RepoTagInfoDto> {
+  @ApiAsOfQuery()
+  getTag(
+    @Ctx() ctx: RequestContext,
+    @Param('repo_name', RepoNamePipe) name: string,
+    @Param('tag_name') tagName: string,
+    @Query('as_of', AsOfPipe) asOf?: AsOf,
+  ): Promise<RepoTagInfoDto> {
     const org_id = ctx.principal.org_id;
-    const tag = await this.repositories.tag(await this.repositories.get(org_id, name), tagName);
-    return presentRepoTag(tag, await this.names.namingFor(org_id, [tag.commit_id]));
+    return this.asOf.read(asOf, this.repositories, async (repositories) => {
+      const tag = await repositories.tag(await repositories.get(org_id, name), tagName);
+      return presentRepoTag(tag, await this.names.namingFor(org_id, [tag.commit_id]));
+    });
   }
 
   @Changes('repo_tag')
