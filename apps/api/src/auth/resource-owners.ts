@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AggregateRepository } from '@arbor/application';
-import { ApiKey, CustomDomain, orgCommitId, Repository, Tag, Webhook } from '@arbor/domain';
+import { ApiKey, CustomDomain, orgCommitId, Repository, repositoryTag, Tag, Webhook } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import { COMMITS_COLLECTION, DOMAINS_COLLECTION, READ_MODEL_STORE, VMS_COLLECTION, type CommitDocument, type DomainDocument, type ReadModelStore, type VmDocument } from '@arbor/read-models';
 import type { ChangedResource } from './changes.decorator';
@@ -51,7 +51,7 @@ export class ResourceOwners {
       }
       case 'repo_tag': {
         const { state, recorded } = await this.aggregates.load(Repository, { org_id, name: params.repo_name });
-        const tag = state.tags[params.tag_name];
+        const tag = repositoryTag(state, params.tag_name);
         return tag ? this.createdBy('repository tag', lastOf(recorded, 'RepoTagCreated', (data) => data.tag_id === tag.tag_id)) : null;
       }
       case 'webhook': {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { AggregateRepository, Operations, TagHolds, type CommandContext, type TagRef } from '@arbor/application';
 import type { CreateRepoTagResponseDto } from '@arbor/contracts';
-import { deterministicUuid, notFound, Repository, requireName, type RepositoryCommand } from '@arbor/domain';
+import { deterministicUuid, notFound, Repository, repositoryTag, requireName, type RepositoryCommand } from '@arbor/domain';
 import { CommitReadModel } from '../../commits/commit-read-model';
 import { releaseCommitsLeft } from '../release-commits-left';
 import { CreateRepoTagCommand, DeleteRepoTagCommand, UpdateRepoTagCommand } from './repo-tag-commands';
@@ -62,7 +62,7 @@ export class UpdateRepoTagHandler extends RepoTagHandler implements ICommandHand
     const org_id = context.principal.org_id;
     const commit_id = named ? await this.commits.idInLog(org_id, named) : named;
     const command: RepositoryCommand = { type: 'UpdateRepoTag', tag_name, commit_id, description, now: new Date().toISOString() };
-    const tag = (await this.aggregates.load(Repository, { org_id, name: repo_name })).state.tags[tag_name];
+    const tag = repositoryTag((await this.aggregates.load(Repository, { org_id, name: repo_name })).state, tag_name);
     if (!commit_id || !tag || tag.commit_id === commit_id) {
       // No move: the decider answers (404 repository or tag, 400 nothing to update, or the description).
       await this.run(org_id, repo_name, command, context.command);
