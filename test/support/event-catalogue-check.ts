@@ -10,13 +10,11 @@ export interface CatalogueMismatch {
   errors: unknown;
 }
 
-/** Every type's validator, compiled once per test process (the first check pays for it). */
-let validators: Map<string, ValidateFunction> | null = null;
+/** Validators by type, compiled as first met (a suite's log holds a few dozen of the types). */
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validators = new Map<string, ValidateFunction | undefined>();
 function validatorOf(type: string): ValidateFunction | undefined {
-  if (!validators) {
-    const ajv = new Ajv({ allErrors: true, strict: false });
-    validators = new Map(Object.entries(EVENT_CATALOGUE).map(([name, entry]) => [name, ajv.compile(entry.schema)]));
-  }
+  if (!validators.has(type)) validators.set(type, EVENT_CATALOGUE[type] ? ajv.compile(EVENT_CATALOGUE[type].schema) : undefined);
   return validators.get(type);
 }
 
