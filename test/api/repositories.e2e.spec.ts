@@ -52,6 +52,23 @@ describe('repositories (HTTP)', () => {
     expect((await createRepo('scratch')).status).toBe(201); // a deleted name can be taken again
   });
 
+  it("answers tags named like Object.prototype's members as any other name: missing until made (found by the trust suite's catalogue check)", async () => {
+    expect((await createRepo('protos')).status).toBe(201);
+    for (const name of ['constructor', '__proto__']) {
+      const before = await arbor.infra.eventStore.headPosition();
+      const moved = await arbor.request('PATCH', `/api/v1/repositories/protos/tags/${name}`, { body: { commit_id: commitA, description: 'x' } });
+      expect({ name, status: moved.status, body: moved.json }).toEqual({ name, status: 404, body: { error: 'tag not found', success: false } });
+      expect((await arbor.request('DELETE', `/api/v1/repositories/protos/tags/${name}`)).status).toBe(404);
+      expect((await arbor.request('POST', '/api/v1/vm/from_commit', { body: { ref: `protos:${name}` } })).status).toBe(404);
+      expect(await arbor.infra.eventStore.headPosition()).toBe(before);
+      expect((await tagRepo('protos', name, commitA)).status).toBe(201);
+      expect((await arbor.request('PATCH', `/api/v1/repositories/protos/tags/${name}`, { body: { commit_id: commitB } })).status).toBe(204);
+      expect((await arbor.request('GET', `/api/v1/repositories/protos/tags/${name}`)).json).toMatchObject({ tag_name: name, commit_id: commitB });
+      expect((await arbor.request('DELETE', `/api/v1/repositories/protos/tags/${name}`)).status).toBe(204);
+    }
+    expect((await arbor.request('DELETE', '/api/v1/repositories/protos')).status).toBe(204);
+  });
+
   it('refuses bad names with 400, missing fields with 422, no key with 401', async () => {
     expect((await createRepo('no spaces')).json).toEqual({ error: 'name may hold only letters, digits, ".", "_" and "-" (1-64 characters)', success: false });
     expect((await createRepo('x'.repeat(65))).status).toBe(400);

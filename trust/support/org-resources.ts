@@ -10,7 +10,7 @@ export interface OrgResources {
   vm: string;
   /** A finished exec on `vm`. */
   exec: string;
-  /** A commit of `vm`, private. */
+  /** A commit of `vm`, private, under an id the client chose (so an org's own name for it: see orgCommitId). */
   commit: string;
   /** A commit tag on `commit`. */
   tag: string;
@@ -51,7 +51,7 @@ export async function makeOrgResources(request: Request, options: { key: string;
   const { vm_id: vm } = await made('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { mem_size_mib: 256 } });
   const exec = randomUUID();
   await made('POST', `/api/v1/vm/${vm}/exec`, { command: ['echo', prefix], exec_id: exec });
-  const { commit_id: commit } = await made('POST', `/api/v1/vm/${vm}/commit`, {});
+  const { commit_id: commit } = await made('POST', `/api/v1/vm/${vm}/commit`, { commit_id: randomUUID() });
   const [tag, repo, repoTag, envVar] = [`${prefix}-tag`, `${prefix}-repo`, `${prefix}-rtag`, `${prefix.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_VAR`];
   await made('POST', '/api/v1/commit_tags', { tag_name: tag, commit_id: commit });
   await made('POST', '/api/v1/repositories', { name: repo });

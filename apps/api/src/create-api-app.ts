@@ -8,13 +8,14 @@ import { type Log, silentLog } from '@arbor/observability';
 import { ApiModule } from './api.module';
 import { refuseDeepJson } from './http/json-nesting';
 import { NestLog } from './http/nest-log';
+import { refuseOversizeBodies } from './http/oversize-body';
 import { answerOversizeHeads } from './http/oversize-head';
 import { requestObserver } from './http/request-observer';
 import { readBuildInfo } from './system/build-info';
 import { EdgeValidationPipe } from './http/validation.pipe';
 
-/** Largest JSON body accepted (file uploads of later issues set their own limit). */
-export const JSON_BODY_LIMIT = '16mb';
+/** Largest JSON body accepted, 16 MiB (file uploads of later issues set their own limit). */
+export const JSON_BODY_LIMIT = 16 * 1024 * 1024;
 
 const isMultipart = (type: string | string[] | undefined): boolean => typeof type === 'string' && /^multipart\/form-data\b/i.test(type);
 
@@ -33,6 +34,8 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
   });
   const observer = requestObserver(log);
   app.use(observer.begin);
+  // A body declared over the limit is answered 413 at once and drained (bounded), never parsed.
+  app.use(refuseOversizeBodies(JSON_BODY_LIMIT));
   // Parse JSON whatever the content type says: several SDKs send bodies without one. Bodies
   // nested deeper than any request of the contract are refused before they are parsed.
   // (Nest's type leaves `verify` out, reserved for `rawBody: true`, which Arbor does not use; it passes it on.)

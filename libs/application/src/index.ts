@@ -5,6 +5,7 @@ export * from './await-outcome';
 export * from './command-context';
 export * from './command-runner';
 export * from './data-disk-floor';
+export * from './data-directory';
 export * from './edge-settings';
 export * from './image-settings';
 export * from './env-vars';

@@ -20,6 +20,7 @@ export * from './commit/commit.decider';
 export * from './commit/commit-id.events';
 export * from './commit/commit-id.commands';
 export * from './commit/commit-id.decider';
+export * from './commit/commit-id-key';
 export * from './tag/tag.events';
 export * from './tag/tag.commands';
 export * from './tag/tag.decider';

@@ -1,4 +1,5 @@
 import { apiKeysProjection } from './api-keys.projection';
+import { commitNamesProjection } from './commit-names.projection';
 import { commitTagsProjection } from './commit-tags.projection';
 import { commitsProjection } from './commits.projection';
 import { domainsProjection } from './domains.projection';
@@ -19,6 +20,7 @@ import { webhooksProjection } from './webhooks.projection';
 export const ALL_PROJECTIONS: Projection[] = [
   vmsProjection,
   commitsProjection,
+  commitNamesProjection,
   commitTagsProjection,
   orgsProjection,
   orgMembersProjection,

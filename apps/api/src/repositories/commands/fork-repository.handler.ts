@@ -1,7 +1,7 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { AggregateRepository, Operations, OrgQuotas, stepContext, VmSshKeys } from '@arbor/application';
 import type { ForkRepositoryResponseDto } from '@arbor/contracts';
-import { Commit, CommitIdReservation, conflict, deterministicUuid, Fork, notFound, OrgName, Repository, requireName, vmShareOf } from '@arbor/domain';
+import { Commit, CommitIdReservation, conflict, deterministicUuid, Fork, notFound, OrgName, Repository, repositoryTag, requireName, vmShareOf } from '@arbor/domain';
 import { DataDiskGuard } from '../../vms/data-disk-guard';
 import { VmReadModel } from '../../vms/vm-read-model';
 import { ForkRepositoryCommand } from './fork-repository.command';
@@ -39,10 +39,10 @@ export class ForkRepositoryHandler implements ICommandHandler<ForkRepositoryComm
     if (!(await this.aggregates.appended(Fork, fork_id, command.command_id))) {
       const source_org = (await this.aggregates.load(OrgName, request.source_org)).state.org_id;
       const source = source_org === null ? null : (await this.aggregates.load(Repository, { org_id: source_org, name: request.source_repo })).state;
-      const sourceTag = source?.is_public ? source.tags[request.source_tag] : undefined;
+      const sourceTag = source?.is_public ? repositoryTag(source, request.source_tag) : undefined;
       if (!sourceTag) throw notFound('public repository tag');
       const target = (await this.aggregates.load(Repository, { org_id: principal.org_id, name: repo_name })).state;
-      if (target.tags[tag_name]) throw conflict(`tag '${tag_name}' already exists in repository '${repo_name}'`);
+      if (repositoryTag(target, tag_name)) throw conflict(`tag '${tag_name}' already exists in repository '${repo_name}'`);
       await this.reserve(context, sourceTag.commit_id, id('vm'), id('commit'));
       const reservation = { type: 'ReserveCommitId' as const, commit_id: id('commit'), vm_id: id('vm') };
       await this.aggregates.handle(CommitIdReservation, id('commit'), reservation, stepContext(command, 'reserve-fork-commit-id'));
