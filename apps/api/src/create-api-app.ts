@@ -1,6 +1,7 @@
 import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Infrastructure } from '@arbor/application';
 import { EVENT_CATALOGUE } from '@arbor/domain';
@@ -34,8 +35,10 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
   });
   const observer = requestObserver(log);
   app.use(observer.begin);
-  // A body declared over the limit is answered 413 at once and drained (bounded), never parsed.
-  app.use(refuseOversizeBodies(JSON_BODY_LIMIT));
+  // A body declared over the limit is answered 413 at once and drained (bounded), never parsed. A
+  // multipart body (an image upload) has its own cap, which its handler applies as it streams.
+  const refuseOversize = refuseOversizeBodies(JSON_BODY_LIMIT);
+  app.use((request: Request, response: Response, next: NextFunction) => (isMultipart(request.headers['content-type']) ? next() : refuseOversize(request, response, next)));
   // Parse JSON whatever the content type says: several SDKs send bodies without one. Bodies
   // nested deeper than any request of the contract are refused before they are parsed.
   // (Nest's type leaves `verify` out, reserved for `rawBody: true`, which Arbor does not use; it passes it on.)

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { causedBy, uploadFileOf, type AggregateRepository, type CommandContext, type ImageSettings } from '@arbor/application';
 import { Image, ImageName, type ImageCommand, type ImageStage, type ImageState } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
-import { ImageInUseError, type HypervisorDriver } from '@arbor/hypervisor';
+import { ImageInUseError, imageSizeMib, treeSize, type HypervisorDriver } from '@arbor/hypervisor';
 import { extractArchiveFile, ExtractionBudget, fetchS3Object, pullImage, RegistryClient, type SourceProgressReport } from '@arbor/image-sources';
 import type { Log } from '@arbor/observability';
 import { registryUrlCheck } from './registry-url-check';
@@ -157,8 +157,9 @@ export class ImageBuilder implements StreamReactor {
         }
       }
       const rootfsMib = Math.ceil(budget.bytes / (1024 * 1024));
-      // images/create: free space on top of the root filesystem; an upload: the disk's whole size, at least the root filesystem's.
-      const extra_size_mib = state.size_rule === 'extra' ? state.size_mib : Math.max(0, state.size_mib - rootfsMib);
+      // images/create: free space on top of the root filesystem; an upload: the disk's whole size,
+      // at least what the drivers give the root filesystem (imageSizeMib: what it takes on disk and room).
+      const extra_size_mib = state.size_rule === 'extra' ? state.size_mib : Math.max(0, state.size_mib - imageSizeMib((await treeSize(rootfs)).bytes, 0));
       await progress.stage('configuring', `${budget.entries} entries, ${rootfsMib} MiB`);
       const info = await this.driver.buildImage({ image_id, rootfs_dir: rootfs, extra_size_mib }, (stage, detail) => void progress.stage(stage, detail ?? null));
       await progress.flush();

@@ -1,4 +1,4 @@
-import { GetObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type { S3ServiceException } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import { writeBodyToFile } from '../download/write-body-to-file';
 import { ArchiveTooLargeError } from '../tar/unsafe-archive-error';
@@ -15,6 +15,9 @@ export interface S3FetchOptions {
  * only where S3 requires them: S3-compatible servers often do not speak the SDK's newer defaults.
  */
 export async function fetchS3Object(settings: S3Settings, bucket: string, key: string, file: string, options: S3FetchOptions): Promise<{ bytes: number }> {
+  // Loaded when an S3 image is fetched, not when the library is: every Arbor process imports this
+  // library (settings, references), and the SDK costs the api several MiB of heap it never uses.
+  const { GetObjectCommand, S3Client, S3ServiceException } = await import('@aws-sdk/client-s3');
   const client = new S3Client({
     region: settings.region,
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
@@ -34,15 +37,15 @@ export async function fetchS3Object(settings: S3Settings, bucket: string, key: s
     if (total !== null && bytes !== total) throw new Error(`${what}: S3 announced ${total} bytes and sent ${bytes}`);
     return { bytes };
   } catch (error) {
-    throw describeS3Error(error, what);
+    throw describeS3Error(error, what, S3ServiceException);
   } finally {
     client.destroy();
   }
 }
 
 /** What a user can act on: a missing bucket or key, refused credentials; the rest as S3 said it. */
-function describeS3Error(error: unknown, what: string): Error {
-  if (!(error instanceof S3ServiceException)) {
+function describeS3Error(error: unknown, what: string, ServiceException: typeof S3ServiceException): Error {
+  if (!(error instanceof ServiceException)) {
     const message = (error as Error)?.message ?? String(error);
     if (error instanceof ArchiveTooLargeError || message.startsWith(what)) return error as Error;
     return new Error(`${what}: ${message}`);
