@@ -91,6 +91,8 @@ export const CHANGES_OF_ONE_RESOURCE = [
   'DELETE /api/v1/domains/{domain_id}',
   'DELETE /arbor/v1/webhooks/{webhook_id}',
   'DELETE /arbor/v1/keys/{key_id}',
+  'DELETE /api/v1/images/images/{base_image_id}',
+  'PATCH /arbor/v1/images/{base_image_id}',
 ];
 
 /** The member endpoints: owners and admins manage members (anyone may leave, which no row here asks). */
@@ -112,6 +114,9 @@ export const ANY_MEMBERS_WRITES = [
   'POST /api/v1/repositories',
   'POST /api/v1/repositories/{repo_name}/tags',
   'POST /api/v1/repositories/fork',
+  'POST /api/v1/deploy',
+  'POST /api/v1/images/create',
+  'POST /api/v1/images/upload',
   'POST /api/v1/domains',
   'PUT /api/v1/env_vars',
   'DELETE /api/v1/env_vars/{key}',
@@ -120,7 +125,7 @@ export const ANY_MEMBERS_WRITES = [
   'POST /arbor/v1/webhooks',
 ];
 
-const ROLE_REFUSAL = /^Forbidden: this (vm|commit|commit tag|repository|repository tag|webhook|API key|domain) belongs to another member of the org/;
+const ROLE_REFUSAL = /^Forbidden: this (vm|commit|commit tag|repository|repository tag|webhook|API key|domain|image) belongs to another member of the org/;
 
 /**
  * Who gets what: every row is one kind of key over the operations it names. A key that is no key
