@@ -41,9 +41,16 @@ export class CommitIds {
     return { type: 'ReserveCommitId' as const, commit_id: chosen, vm_id };
   }
 
-  /** A commit whose id in the log is `chosen` that the org names so already: its own, or a live public one. */
+  /**
+   * A commit whose id in the log is `chosen` that the org names so already: its own, a live public
+   * one, or one of its own still to be taken under that id (a fork reserves its commit's id in the
+   * log when it is asked for, and shows it in the org's feed from then on).
+   */
   private async namesACommitAsItIs(org_id: string, chosen: string): Promise<boolean> {
     const { state } = await this.aggregates.load(Commit, chosen);
-    return state.status !== 'none' && (state.org_id === org_id || (state.status === 'created' && state.is_public));
+    if (state.status !== 'none') return state.org_id === org_id || (state.status === 'created' && state.is_public);
+    const reservation = await this.aggregates.load(CommitIdReservation, chosen);
+    const reserved = reservation.recorded.findLast((event) => event.type === 'CommitIdReserved');
+    return reservation.state.vm_id !== null && reserved?.metadata.org_id === org_id;
   }
 }
