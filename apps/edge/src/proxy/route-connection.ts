@@ -52,6 +52,13 @@ export async function routeConnection(client: Duplex, name: EdgeName, port: numb
 export function refuse(client: Duplex, refusal: Refusal, status: number, reason: string, routing: Pick<EdgeRouting, 'log'>): void {
   routing.log.info(`edge: refused ${refusal === 'close' ? 'a' : `an ${refusal.toUpperCase()}`} connection (${status}): ${reason}`);
   if (refusal === 'close' || client.destroyed) return void client.destroy();
-  client.end(refusal === 'http' ? httpRefusal(status, reason) : sshRefusal(reason));
   setTimeout(() => client.destroy(), 2000).unref(); // the answer's bytes have gone by then, whatever the client does
+  if (refusal === 'http') return void client.end(httpRefusal(status, reason));
+  // An SSH client writes its key exchange after reading the edge's version line: a connection
+  // ended at once may be gone by then (a broken pipe the client reports instead of the reason). So
+  // the edge leaves the ending to the client, which goes once it has read the disconnect, and drops
+  // whatever it sends meanwhile.
+  client.write(sshRefusal(reason));
+  client.on('data', () => undefined);
+  client.once('end', () => client.end());
 }
