@@ -1,10 +1,11 @@
 import busboy from 'busboy';
 import type { Request } from 'express';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { DomainError, invalid } from '@arbor/domain';
+import { renameDurably } from '@arbor/durable-files';
 
 /** The file parts an upload may name (the contract: `file` or `tarball`). */
 const FILE_FIELDS = new Set(['file', 'tarball']);
@@ -56,8 +57,7 @@ export async function receiveUpload(request: Request, file: string, maxBytes: nu
     await parsed;
     await writing;
     if (!found) throw invalid('the multipart body has no file part named `file` or `tarball`');
-    await rename(partial, file);
-    await syncDirectory(dirname(file));
+    await renameDurably(partial, file);
     return { bytes };
   } catch (error) {
     request.unpipe(parser);
@@ -72,14 +72,4 @@ function tooLarge(request: Request, maxBytes: number): DomainError {
   // Stop reading: the rest of the body is not wanted, and the answer closes the connection.
   request.res?.setHeader('Connection', 'close');
   return new DomainError('too_large', `the upload is larger than the limit of ${Math.round(maxBytes / 1048576)} MiB (ARBOR_IMAGE_ARCHIVE_MAX_MIB)`);
-}
-
-/** The rename survives a crash once the directory is synced. */
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
