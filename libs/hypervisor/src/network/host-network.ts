@@ -272,7 +272,7 @@ export class HostNetwork {
    * and the lease. Parts already gone are skipped, so a release interrupted by a crash can run again.
    */
   private async release(lease: NetworkLease): Promise<void> {
-    if (existsSync(`/sys/class/net/${lease.ifname}`)) await runCommand('ip', ['link', 'delete', lease.ifname]);
+    await this.deletePort(lease.ifname);
     // The host's neighbour entries for the machine sit on the bridge, not the port: they would outlive it.
     const neighbours = [lease.ipv4, lease.ipv6, lease.link_local].map((address) => `neigh flush to ${address} dev ${this.plan.bridge}`);
     await runCommandWithInput('ip', ['-batch', '-'], `${neighbours.join('\n')}\n`).catch(() => undefined); // no bridge, no entries
@@ -285,6 +285,17 @@ export class HostNetwork {
     const others = (await this.leases.all()).filter((other) => other.vm_id !== lease.vm_id && other.group === lease.group);
     if (others.length === 0) await this.nft(this.rules.groupRemovalScript(lease.group)).catch(() => undefined);
     await this.leases.remove(lease.vm_id);
+  }
+
+  /**
+   * A veth goes with its namespace, but the kernel tears it down after the namespace's last process
+   * has gone: it may vanish between the look and the delete, which is the outcome we want.
+   */
+  private async deletePort(ifname: string): Promise<void> {
+    if (!existsSync(`/sys/class/net/${ifname}`)) return;
+    await runCommand('ip', ['link', 'delete', ifname]).catch((error: Error) => {
+      if (existsSync(`/sys/class/net/${ifname}`)) throw error;
+    });
   }
 
   private async groupChains(): Promise<string[]> {
