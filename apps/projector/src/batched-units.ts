@@ -78,6 +78,11 @@ export class BatchedUnits implements ReadModelStore {
     return this.positionOf(name);
   }
 
+  /** Commits reach the store underneath, which tells its listeners. */
+  onCommitted(listener: (checkpoint: Checkpoint | null) => void): () => void {
+    return this.store.onCommitted(listener);
+  }
+
   async reset(collections: string[], checkpointNames: string[]): Promise<void> {
     await this.flush();
     for (const name of checkpointNames) this.positions.delete(name);

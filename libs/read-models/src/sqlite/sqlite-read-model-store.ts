@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import Database from 'better-sqlite3';
 import { Query, find as findWithMingo } from 'mingo';
 import {
@@ -54,6 +55,8 @@ export class SqliteReadModelStore implements ReadModelStore {
   private readonly indexLookup: IndexLookup;
   private readonly commitUnit: Database.Transaction<(ops: WriteOp[], checkpoint?: Checkpoint) => boolean>;
   private readonly resetUnit: Database.Transaction<(collections: string[], checkpointNames: string[]) => void>;
+  /** Emits 'committed' (the unit's checkpoint) after each applied commit (onCommitted). */
+  private readonly committed = new EventEmitter().setMaxListeners(0);
 
   static open(filename: string, options: SqliteReadModelStoreOptions = {}): SqliteReadModelStore {
     // The busy timeout is set on open, before the first statement that may need a lock.
@@ -106,7 +109,14 @@ export class SqliteReadModelStore implements ReadModelStore {
 
   async commit(ops: WriteOp[], checkpoint?: Checkpoint): Promise<boolean> {
     // IMMEDIATE takes the write lock up front, so the checkpoint read cannot go stale before the writes.
-    return this.commitUnit.immediate(ops, checkpoint);
+    const applied = this.commitUnit.immediate(ops, checkpoint);
+    if (applied) this.committed.emit('committed', checkpoint ?? null);
+    return applied;
+  }
+
+  onCommitted(listener: (checkpoint: Checkpoint | null) => void): () => void {
+    this.committed.on('committed', listener);
+    return () => this.committed.off('committed', listener);
   }
 
   async getCheckpoint(name: string): Promise<number | null> {

@@ -440,6 +440,27 @@ export function describeReadModelStoreContract(adapterName: string, open: () => 
         expect(await store.getCheckpoint(one)).toBe(10);
         expect(await store.getCheckpoint(two)).toBe(2);
       });
+
+      it('onCommitted hears each applied commit of this store with its checkpoint, the writes already readable; a refused one is not heard', async () => {
+        const collection = uniqueName('heard');
+        const name = uniqueName('cp');
+        const heard: { checkpoint: unknown; found: number }[] = [];
+        const reads: Promise<void>[] = [];
+        const stop = store.onCommitted((checkpoint) => {
+          if (checkpoint !== null && checkpoint.name !== name) return; // another test's commit
+          reads.push(store.count(collection, {}).then((found) => void heard.push({ checkpoint, found })));
+        });
+        await store.commit([insertOp(collection, { _id: 'a' })], { name, position: 1 });
+        await store.commit([insertOp(collection, { _id: 'b' })], { name, position: 1 });
+        await store.commit([insertOp(collection, { _id: 'c' })]);
+        stop();
+        await store.commit([insertOp(collection, { _id: 'd' })], { name, position: 2 });
+        await Promise.all(reads);
+        expect(heard).toEqual([
+          { checkpoint: { name, position: 1 }, found: 1 },
+          { checkpoint: null, found: 2 },
+        ]);
+      });
     });
 
     describe('atomicity', () => {
