@@ -496,6 +496,49 @@ export function describeReadModelStoreContract(adapterName: string, open: () => 
       });
     });
 
+    describe('one commit changing a document again and again', () => {
+      it('each op sees what the ops before it in the commit left, by _id and by any other filter', async () => {
+        const collection = uniqueName('unit');
+        const inc = (filter: Filter, n: number): WriteOp => ({ op: 'updateOne', collection, filter, update: { $inc: { n }, $set: { 'deep.seen': n } } });
+        await store.commit([
+          insertOp(collection, { _id: 'a', org: 'o', n: 0 }),
+          inc({ _id: 'a' }, 1),
+          inc({ _id: 'a' }, 2),
+          inc({ org: 'o' }, 4), // found through the table: it holds what the commit changed so far
+          { op: 'updateMany', collection, filter: { n: 7 }, update: { $set: { seven: true } } },
+          inc({ _id: 'a' }, 8),
+          { op: 'replaceOne', collection, filter: { _id: 'b' }, doc: { _id: 'b', org: 'o', n: 0, deep: { seen: 0 } }, upsert: true },
+          inc({ _id: 'b' }, 1),
+          { op: 'deleteOne', collection, filter: { _id: 'b' } },
+          inc({ _id: 'b' }, 100), // gone: nothing to change
+          insertOp(collection, { _id: 'b', n: 5 }),
+          { op: 'updateOne', collection, filter: { _id: 'b' }, update: { $push: { list: 1 } } },
+          { op: 'updateOne', collection, filter: { _id: 'b' }, update: { $push: { list: 2 } } },
+        ]);
+        expect(await store.find(collection, {}, { sort: { _id: 1 } })).toEqual([
+          { _id: 'a', org: 'o', n: 15, deep: { seen: 8 }, seven: true },
+          { _id: 'b', n: 5, list: [1, 2] },
+        ]);
+      });
+
+      it('a commit refused part-way leaves nothing of it, and its ops committed again apply exactly once', async () => {
+        const collection = uniqueName('unit');
+        const nested = { seen: 0 };
+        const ops: WriteOp[] = [
+          { op: 'replaceOne', collection, filter: { _id: 'a' }, doc: { _id: 'a', n: 0, nested }, upsert: true },
+          { op: 'updateOne', collection, filter: { _id: 'a' }, update: { $inc: { n: 1, 'nested.seen': 1 } } },
+          { op: 'updateOne', collection, filter: { _id: 'a' }, update: { $push: { list: 'x' } } },
+          { op: 'updateOne', collection, filter: { _id: 'a' }, update: { $inc: { n: 1 } } },
+        ];
+        await store.commit([insertOp(collection, { _id: 'taken' }), insertOp(collection, { _id: 'a', old: true })]);
+        expect(await commitError([...ops, insertOp(collection, { _id: 'taken' })])).toBeInstanceOf(DuplicateKeyError);
+        expect(await store.find(collection, {}, { sort: { _id: 1 } })).toEqual([{ _id: 'a', old: true }, { _id: 'taken' }]);
+        expect(nested).toEqual({ seen: 0 });
+        await store.commit(ops);
+        expect(await store.findOne(collection, { _id: 'a' })).toEqual({ _id: 'a', n: 2, nested: { seen: 1 }, list: ['x'] });
+      });
+    });
+
     describe('reset', () => {
       it('empties the named collections and checkpoints and nothing else', async () => {
         const [first, second, kept] = [uniqueName('reset'), uniqueName('reset'), uniqueName('kept')];
