@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import Database from 'better-sqlite3';
-import { Query, find as findWithMingo } from 'mingo';
+import { Query } from 'mingo';
 import {
   DuplicateKeyError,
   type Checkpoint,
@@ -12,6 +12,7 @@ import {
   type Update,
   type WriteOp,
 } from '../read-model-store.port';
+import { sortDocuments } from './document-sort';
 import { applyUpdate, replaceDocument, upsertedDocument } from './document-updates';
 import { equalityTest } from './equality-filter';
 import { idsNamedByFilter } from './ids-named-by-filter';
@@ -104,12 +105,10 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   async find<T extends Document = Document>(collection: string, filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    const { candidates, residual } = this.candidates(collection, filter);
-    let cursor = findWithMingo<T>(candidates, residual, {}, MINGO_OPTIONS);
-    if (options.sort) cursor = cursor.sort(options.sort);
-    if (options.skip) cursor = cursor.skip(options.skip);
-    if (options.limit) cursor = cursor.limit(options.limit);
-    return cursor.all();
+    const matches = this.matching(collection, filter) as T[];
+    const sorted = options.sort ? sortDocuments(matches, options.sort) : matches;
+    const skip = options.skip ?? 0;
+    return options.limit ? sorted.slice(skip, skip + options.limit) : skip ? sorted.slice(skip) : sorted;
   }
 
   async findOne<T extends Document = Document>(collection: string, filter: Filter): Promise<T | null> {
