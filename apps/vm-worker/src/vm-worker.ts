@@ -10,6 +10,9 @@ import { createReactors } from './reactors';
 import { VmPlacements } from './vm-placements';
 import { WorkerStateFile } from './worker-state-file';
 
+/** Entities a resync reacts to between two turns of the event loop. */
+const RESYNC_SLICE = 16;
+
 export interface VmWorkerOptions {
   /** Where the worker keeps its checkpoint (one file per worker). */
   stateFile: string;
@@ -62,6 +65,7 @@ export class VmWorker {
   /** Checkpoint writes, one after the other. */
   private saving: Promise<void> = Promise.resolve();
   private stopped = false;
+  private resyncing = false;
 
   constructor(
     private readonly events: EventStore,
@@ -94,7 +98,27 @@ export class VmWorker {
     this.following = this.follow(this.subscription);
     this.timers.push(setInterval(() => void this.saveCheckpoint(), 200));
     const resync = this.options.resyncIntervalMs ?? 10_000;
-    if (resync > 0) this.timers.push(setInterval(() => this.known.forEach((stream) => void this.enqueue(stream)), resync));
+    if (resync > 0) this.timers.push(setInterval(() => void this.resync(), resync));
+  }
+
+  /**
+   * Reacts to every known entity again (level-triggered: it heals drift), a slice at a time with
+   * a turn of the event loop between slices, so a process sharing the loop (the embedded api)
+   * keeps answering while thousands of entities are looked at; one pass at a time. An entity
+   * whose reaction is already queued is left to it.
+   */
+  private async resync(): Promise<void> {
+    if (this.resyncing) return;
+    this.resyncing = true;
+    try {
+      const streams = [...this.known];
+      for (let i = 0; i < streams.length && !this.stopped; i += RESYNC_SLICE) {
+        await Promise.all(streams.slice(i, i + RESYNC_SLICE).map((stream) => (this.queues.has(stream) ? undefined : this.enqueue(stream))));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.resyncing = false;
+    }
   }
 
   async stop(): Promise<void> {

@@ -35,6 +35,7 @@ export * from './shell-auth-settings';
 export * from './tag-holds';
 export * from './vm-ssh-keys';
 export * from './wait-until';
+export * from './wake-on-change';
 export * from './webhook-secrets';
 export * from './webhook-settings';
 export * from './webhook-signature';
