@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type {
   CommitOptions,
   DriverCapabilities,
@@ -133,10 +134,16 @@ export class InMemoryDriver implements HypervisorDriver {
   async sweep(): Promise<void> {}
 
   /** Addresses of a documentation-style unique local /64 and a private /16, one machine after the other. */
+  /**
+   * A subnet of its own per driver: tests put these addresses on the host's loopback, and two
+   * checkouts' tests (or two drivers of one test) must not both claim one.
+   */
+  private readonly subnet = randomBytes(2).toString('hex');
+
   private nextAddresses(): MachineAddresses {
     const n = ++this.addressed;
     const hex = n.toString(16).padStart(4, '0');
-    return { ipv6: `fd00:a4b0:7::${n.toString(16)}`, ipv4: `10.213.${Math.floor(n / 256)}.${n % 256}`, mac: `02:a8:00:00:${hex.slice(0, 2)}:${hex.slice(2)}` };
+    return { ipv6: `fd00:a4b0:${this.subnet}::${n.toString(16)}`, ipv4: `10.213.${Math.floor(n / 256)}.${n % 256}`, mac: `02:a8:00:00:${hex.slice(0, 2)}:${hex.slice(2)}` };
   }
 
   async exec(vm_id: string, spec: ExecSpec, onChunk: ExecChunkHandler): Promise<ExecResult> {
