@@ -22,9 +22,20 @@ export interface EdgeStores {
   readModels: ReadModelStore;
 }
 
+export interface EdgeOptions {
+  /**
+   * Every commit to the read models goes through `stores.readModels` in this process (the
+   * embedded service, whose projector is their only writer): the edge then knows their
+   * checkpoint from the commits themselves and routes a remembered VM without asking the store
+   * (see RouteTable). Left unset (a separate edge), it asks for the checkpoint per connection.
+   */
+  readModelsCommittedHere?: boolean;
+}
+
 /**
  * The edge: a TLS-terminating proxy into VMs (apps/edge). Stateless: it routes by the read models
- * and follows the log only to end connections a change makes wrong, so any number may run.
+ * (what it remembers of them, the log keeps exact) and follows the log to forget routes and end
+ * connections a change makes wrong, so any number may run.
  */
 export class Edge {
   private certificate!: EdgeCertificate;
@@ -33,6 +44,7 @@ export class Edge {
   private readonly sockets = new Set<Socket>();
   private readonly connections = new OpenConnections();
   private readonly changes: RouteChanges;
+  private readonly routes: RouteTable;
   private readonly routing: EdgeRouting;
   private renewal: NodeJS.Timeout | null = null;
   tlsPort = 0;
@@ -42,14 +54,17 @@ export class Edge {
     private readonly config: ArborConfig,
     stores: EdgeStores,
     private readonly log: Log,
+    options: EdgeOptions,
   ) {
-    this.routing = { routes: new RouteTable(stores.readModels), connections: this.connections, vmSuffix: vmNameSuffix(config.edge), log };
-    this.changes = new RouteChanges(stores.eventStore, this.connections, log);
+    this.routes = new RouteTable(stores.readModels, { readModelsCommittedHere: options.readModelsCommittedHere });
+    this.routing = { routes: this.routes, connections: this.connections, vmSuffix: vmNameSuffix(config.edge), log };
+    this.changes = new RouteChanges(stores.eventStore, this.connections, this.routes, log);
   }
 
-  static async start(config: ArborConfig, stores: EdgeStores, log: Log = silentLog): Promise<Edge> {
-    const edge = new Edge(config, stores, log);
+  static async start(config: ArborConfig, stores: EdgeStores, log: Log = silentLog, options: EdgeOptions = {}): Promise<Edge> {
+    const edge = new Edge(config, stores, log, options);
     await edge.loadCertificate();
+    await edge.routes.start();
     await edge.changes.start();
     const settings = config.edge;
     edge.tlsPort = await edge.listen(settings.tlsPort, (socket) => enterTls(socket, () => edge.secureContext, edge.routing));
@@ -76,6 +91,7 @@ export class Edge {
     this.sockets.forEach((socket) => socket.destroy());
     await Promise.all(closed);
     await this.changes.stop();
+    this.routes.stop();
   }
 
   private async loadCertificate(): Promise<void> {
