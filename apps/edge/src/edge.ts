@@ -101,15 +101,20 @@ export class Edge {
     this.certificate = certificate;
   }
 
-  private listen(port: number, enter: (socket: Socket) => Promise<void>): Promise<number> {
+  private listen(port: number, enter: (socket: Socket) => Promise<void> | void): Promise<number> {
+    const failed = (socket: Socket, error: unknown) => {
+      this.log.warn(`edge: a connection failed: ${(error as Error).message}`);
+      socket.destroy();
+    };
     const server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
       this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
+      socket.on('close', () => this.sockets.delete(socket));
       socket.on('error', () => socket.destroy());
-      enter(socket).catch((error) => {
-        this.log.warn(`edge: a connection failed: ${(error as Error).message}`);
-        socket.destroy();
-      });
+      try {
+        enter(socket)?.catch((error) => failed(socket, error));
+      } catch (error) {
+        failed(socket, error);
+      }
     });
     server.maxConnections = MAX_CONNECTIONS;
     this.servers.push(server);

@@ -45,6 +45,12 @@ export function parseHttpHead(bytes: Buffer): HttpHead {
   return { kind: 'head', method, host: host || null };
 }
 
+/** The request head once the bytes hold all of it (or show they are not one): what an entrance's readFirstBytes waits for. */
+export function decideHttpHead(bytes: Buffer): Exclude<HttpHead, { kind: 'incomplete' }> | undefined {
+  const head = parseHttpHead(bytes);
+  return head.kind === 'incomplete' ? undefined : head;
+}
+
 function isRequestLine(line: string): boolean {
   return /^[A-Z]{1,16} \S+ HTTP\/1\.[01]\r?$/.test(line);
 }

@@ -28,7 +28,7 @@ export class OpenConnections {
   /** One more socket of the connection (its VM side), closed with it. */
   attach(connection: OpenConnection, socket: Duplex): void {
     connection.sockets.push(socket);
-    socket.once('close', () => this.open.delete(connection));
+    socket.on('close', () => this.open.delete(connection));
   }
 
   closeVm(vm_id: string): number {
