@@ -5,7 +5,7 @@ import type { EventStore } from '@arbor/event-store';
 import type { ReadModelStore } from '@arbor/read-models';
 import { enterHttp } from './http-entrance';
 import type { EdgeRouting } from './proxy/route-connection';
-import { OpenConnections } from './routing/open-connections';
+import { KEEPALIVE_IDLE_MS, OpenConnections } from './routing/open-connections';
 import { RouteChanges } from './routing/route-changes';
 import { RouteTable } from './routing/route-table';
 import { enterTls } from './tls-entrance';
@@ -47,6 +47,7 @@ export class Edge {
   private readonly routes: RouteTable;
   private readonly routing: EdgeRouting;
   private renewal: NodeJS.Timeout | null = null;
+  private keepAlive: NodeJS.Timeout | null = null;
   tlsPort = 0;
   httpPort: number | null = null;
 
@@ -71,6 +72,8 @@ export class Edge {
     if (settings.httpPort !== null) edge.httpPort = await edge.listen(settings.httpPort, (socket) => enterHttp(socket, edge.routing));
     edge.renewal = setInterval(() => void edge.loadCertificate().catch((error) => log.error(`edge: renewing the certificate failed: ${(error as Error).message}`)), CERTIFICATE_CHECK_MS);
     edge.renewal.unref();
+    edge.keepAlive = setInterval(() => edge.connections.keepAliveLasting(), KEEPALIVE_IDLE_MS);
+    edge.keepAlive.unref();
     return edge;
   }
 
@@ -86,6 +89,7 @@ export class Edge {
   /** Stops listening and ends every connection still open. */
   async stop(): Promise<void> {
     if (this.renewal) clearInterval(this.renewal);
+    if (this.keepAlive) clearInterval(this.keepAlive);
     const closed = this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
     this.connections.closeAll();
     this.sockets.forEach((socket) => socket.destroy());

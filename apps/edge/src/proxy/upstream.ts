@@ -51,8 +51,8 @@ export function connectUpstream(address: string, port: number, what: string, don
 /**
  * Joins the client and the VM's port: the bytes already read from the client first, then both
  * directions piped with backpressure; an end is passed on (half-close), and an error or a close
- * of either side ends both. TCP keepalive finds peers that went away without a word (set once
- * the first bytes are on their way: it is not on the request's path).
+ * of either side ends both. (TCP keepalive, for a VM side gone without a word, is set on the
+ * connections that last: OpenConnections.keepAliveLasting.)
  */
 export function splice(client: Duplex, upstream: Socket, firstBytes: Buffer): void {
   if (firstBytes.length) upstream.write(firstBytes);
@@ -66,5 +66,4 @@ export function splice(client: Duplex, upstream: Socket, firstBytes: Buffer): vo
   upstream.on('error', end);
   client.on('close', end);
   upstream.on('close', end);
-  upstream.setKeepAlive(true, 60_000);
 }
