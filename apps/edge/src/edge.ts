@@ -5,7 +5,7 @@ import type { EventStore } from '@arbor/event-store';
 import type { ReadModelStore } from '@arbor/read-models';
 import { enterHttp } from './http-entrance';
 import type { EdgeRouting } from './proxy/route-connection';
-import { OpenConnections } from './routing/open-connections';
+import { KEEPALIVE_IDLE_MS, OpenConnections } from './routing/open-connections';
 import { RouteChanges } from './routing/route-changes';
 import { RouteTable } from './routing/route-table';
 import { enterTls } from './tls-entrance';
@@ -22,9 +22,20 @@ export interface EdgeStores {
   readModels: ReadModelStore;
 }
 
+export interface EdgeOptions {
+  /**
+   * Every commit to the read models goes through `stores.readModels` in this process (the
+   * embedded service, whose projector is their only writer): the edge then knows their
+   * checkpoint from the commits themselves and routes a remembered VM without asking the store
+   * (see RouteTable). Left unset (a separate edge), it asks for the checkpoint per connection.
+   */
+  readModelsCommittedHere?: boolean;
+}
+
 /**
  * The edge: a TLS-terminating proxy into VMs (apps/edge). Stateless: it routes by the read models
- * and follows the log only to end connections a change makes wrong, so any number may run.
+ * (what it remembers of them, the log keeps exact) and follows the log to forget routes and end
+ * connections a change makes wrong, so any number may run.
  */
 export class Edge {
   private certificate!: EdgeCertificate;
@@ -33,8 +44,10 @@ export class Edge {
   private readonly sockets = new Set<Socket>();
   private readonly connections = new OpenConnections();
   private readonly changes: RouteChanges;
+  private readonly routes: RouteTable;
   private readonly routing: EdgeRouting;
   private renewal: NodeJS.Timeout | null = null;
+  private keepAlive: NodeJS.Timeout | null = null;
   tlsPort = 0;
   httpPort: number | null = null;
 
@@ -42,20 +55,25 @@ export class Edge {
     private readonly config: ArborConfig,
     stores: EdgeStores,
     private readonly log: Log,
+    options: EdgeOptions,
   ) {
-    this.routing = { routes: new RouteTable(stores.readModels), connections: this.connections, vmSuffix: vmNameSuffix(config.edge), log };
-    this.changes = new RouteChanges(stores.eventStore, this.connections, log);
+    this.routes = new RouteTable(stores.readModels, { readModelsCommittedHere: options.readModelsCommittedHere });
+    this.routing = { routes: this.routes, connections: this.connections, vmSuffix: vmNameSuffix(config.edge), log };
+    this.changes = new RouteChanges(stores.eventStore, this.connections, this.routes, log);
   }
 
-  static async start(config: ArborConfig, stores: EdgeStores, log: Log = silentLog): Promise<Edge> {
-    const edge = new Edge(config, stores, log);
+  static async start(config: ArborConfig, stores: EdgeStores, log: Log = silentLog, options: EdgeOptions = {}): Promise<Edge> {
+    const edge = new Edge(config, stores, log, options);
     await edge.loadCertificate();
+    await edge.routes.start();
     await edge.changes.start();
     const settings = config.edge;
     edge.tlsPort = await edge.listen(settings.tlsPort, (socket) => enterTls(socket, () => edge.secureContext, edge.routing));
     if (settings.httpPort !== null) edge.httpPort = await edge.listen(settings.httpPort, (socket) => enterHttp(socket, edge.routing));
     edge.renewal = setInterval(() => void edge.loadCertificate().catch((error) => log.error(`edge: renewing the certificate failed: ${(error as Error).message}`)), CERTIFICATE_CHECK_MS);
     edge.renewal.unref();
+    edge.keepAlive = setInterval(() => edge.connections.keepAliveLasting(), KEEPALIVE_IDLE_MS);
+    edge.keepAlive.unref();
     return edge;
   }
 
@@ -71,11 +89,13 @@ export class Edge {
   /** Stops listening and ends every connection still open. */
   async stop(): Promise<void> {
     if (this.renewal) clearInterval(this.renewal);
+    if (this.keepAlive) clearInterval(this.keepAlive);
     const closed = this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
     this.connections.closeAll();
     this.sockets.forEach((socket) => socket.destroy());
     await Promise.all(closed);
     await this.changes.stop();
+    this.routes.stop();
   }
 
   private async loadCertificate(): Promise<void> {
@@ -85,15 +105,20 @@ export class Edge {
     this.certificate = certificate;
   }
 
-  private listen(port: number, enter: (socket: Socket) => Promise<void>): Promise<number> {
+  private listen(port: number, enter: (socket: Socket) => Promise<void> | void): Promise<number> {
+    const failed = (socket: Socket, error: unknown) => {
+      this.log.warn(`edge: a connection failed: ${(error as Error).message}`);
+      socket.destroy();
+    };
     const server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
       this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
+      socket.on('close', () => this.sockets.delete(socket));
       socket.on('error', () => socket.destroy());
-      enter(socket).catch((error) => {
-        this.log.warn(`edge: a connection failed: ${(error as Error).message}`);
-        socket.destroy();
-      });
+      try {
+        enter(socket)?.catch((error) => failed(socket, error));
+      } catch (error) {
+        failed(socket, error);
+      }
     });
     server.maxConnections = MAX_CONNECTIONS;
     this.servers.push(server);

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { type SecureContext, TLSSocket } from 'node:tls';
-import { parseHttpHead, splitHostPort } from './http/http-head';
-import { readFirstBytes } from './proxy/first-bytes';
+import { decideHttpHead, splitHostPort } from './http/http-head';
+import { firstBytes } from './proxy/first-bytes';
 import { refuse, routeConnection, type EdgeRouting } from './proxy/route-connection';
 import { edgeName } from './routing/edge-names';
 import { MAX_CLIENT_HELLO_BYTES, parseClientHello, UNRECOGNIZED_NAME_ALERT } from './tls/client-hello';
@@ -27,7 +27,7 @@ export const TLS_PORT = 443;
  * - any other name: a TLS `unrecognized_name` alert.
  */
 export async function enterTls(socket: Socket, secureContext: () => SecureContext, routing: EdgeRouting): Promise<void> {
-  const hello = await readFirstBytes(socket, (bytes) => {
+  const hello = await firstBytes(socket, (bytes) => {
     const parsed = parseClientHello(bytes);
     return parsed.kind === 'incomplete' && bytes.length <= MAX_CLIENT_HELLO_BYTES ? undefined : parsed;
   }, { timeoutMs: HANDSHAKE_TIMEOUT_MS });
@@ -51,10 +51,7 @@ export async function enterTls(socket: Socket, secureContext: () => SecureContex
   });
   clearTimeout(handshake);
   if (!secured) return;
-  const first = await readFirstBytes(tls, (bytes) => {
-    const head = parseHttpHead(bytes);
-    return head.kind === 'incomplete' ? undefined : head;
-  }, { timeoutMs: HANDSHAKE_TIMEOUT_MS, silentMs: SILENT_CLIENT_MS });
+  const first = await firstBytes(tls, decideHttpHead, { timeoutMs: HANDSHAKE_TIMEOUT_MS, silentMs: SILENT_CLIENT_MS });
   if (tls.destroyed) return;
   const head = first.decision;
   if (head?.kind === 'head') {

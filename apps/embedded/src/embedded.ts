@@ -59,7 +59,7 @@ export async function startEmbedded(
   const bootstrap = await bootstrapAdminKey(infra.eventStore, config);
   const app = await createApiApp(infra, { log });
   await app.listen(config.port, '0.0.0.0');
-  const edge = await Edge.start(config, infra, log);
+  const edge = await Edge.start(config, infra, log, { readModelsCommittedHere: true }); // the projector above commits through infra.readModels
   const address = app.getHttpServer().address() as { port: number };
   return {
     infra,

@@ -8,6 +8,10 @@ describe('reading the head of an HTTP request to route it', () => {
     expect(head('GET http://user@other.example.com:81/x HTTP/1.1\r\nhost: app.example.com\r\n\r\n')).toEqual({ kind: 'head', method: 'GET', host: 'other.example.com:81' });
     expect(head('GET / HTTP/1.0\r\n\r\n')).toEqual({ kind: 'head', method: 'GET', host: null });
     expect(head('POST / HTTP/1.1\nHost: a.example.com\n\n')).toMatchObject({ kind: 'head', host: 'a.example.com' });
+    expect(head('GET / HTTP/1.1\r\nX-Host: b\r\nhostname: c\r\nHOST \t:\tA.example.com \r\n\r\n')).toMatchObject({ host: 'a.example.com' });
+    expect(head('GET / HTTP/1.1\nAccept: */*\nhost: a.example.com\r\n\n')).toMatchObject({ host: 'a.example.com' });
+    expect(head('GET / HTTP/1.1\r\nhostname: a.example.com\r\n\r\n')).toMatchObject({ kind: 'head', host: null });
+    expect(head('GET / HTTP/1.1\r\nHost: \r\n\r\n')).toMatchObject({ kind: 'head', host: null });
   });
 
   it('waits for the rest of a head, and says "not HTTP" as soon as it can (SSH at its third byte)', () => {

@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import { connectionDeadlines } from './deadlines';
 
 export interface FirstBytes<T> {
   /** What `decide` made of the bytes, or undefined: the client went, stayed silent, or was too slow. */
@@ -8,7 +9,7 @@ export interface FirstBytes<T> {
 }
 
 export interface FirstBytesOptions {
-  /** How long the whole decision may take. */
+  /** How long the whole decision may take (a quarter of a second more at most: connectionDeadlines). */
   timeoutMs: number;
   /** How long a client that has sent nothing at all is waited for (a protocol where the server speaks first). */
   silentMs?: number;
@@ -16,38 +17,43 @@ export interface FirstBytesOptions {
 
 /**
  * Reads a connection's first bytes until `decide` can route it (returns something), then leaves
- * the stream paused with nothing read past those bytes' chunk: the proxy sends them on first
- * and pipes the rest. `decide` bounds what it takes (it decides "too large" itself).
+ * the stream paused with nothing read past those bytes' chunk and calls `done` once: the proxy
+ * sends them on first and pipes the rest. `decide` bounds what it takes (it decides "too large"
+ * itself). A callback, not a promise: `done` runs in the turn that read the deciding chunk.
  */
-export function readFirstBytes<T>(stream: Duplex, decide: (bytes: Buffer) => T | undefined, options: FirstBytesOptions): Promise<FirstBytes<T>> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let settled = false;
-    const finish = (decision: T | undefined) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(silent);
-      stream.off('data', onData);
-      stream.off('end', onGone);
-      stream.off('close', onGone);
-      stream.off('error', onGone);
-      stream.pause();
-      resolve({ decision, bytes: Buffer.concat(chunks) });
-    };
-    const onData = (chunk: Buffer) => {
-      clearTimeout(silent);
-      chunks.push(chunk);
-      const decision = decide(Buffer.concat(chunks));
-      if (decision !== undefined) finish(decision);
-    };
-    const onGone = () => finish(undefined);
-    const timer = setTimeout(() => finish(undefined), options.timeoutMs);
-    const silent = options.silentMs === undefined ? undefined : setTimeout(() => chunks.length === 0 && finish(undefined), options.silentMs);
-    stream.on('data', onData);
-    stream.once('end', onGone);
-    stream.once('close', onGone);
-    stream.once('error', onGone);
-    stream.resume();
-  });
+export function readFirstBytes<T>(stream: Duplex, decide: (bytes: Buffer) => T | undefined, options: FirstBytesOptions, done: (first: FirstBytes<T>) => void): void {
+  let read: Buffer | null = null;
+  let settled = false;
+  const finish = (decision: T | undefined) => {
+    if (settled) return;
+    settled = true;
+    connectionDeadlines.cancel(deadline);
+    clearTimeout(silent);
+    stream.off('data', onData);
+    stream.off('end', onGone);
+    stream.off('close', onGone);
+    stream.off('error', onGone);
+    stream.pause();
+    done({ decision, bytes: read ?? Buffer.alloc(0) });
+  };
+  const onData = (chunk: Buffer) => {
+    clearTimeout(silent);
+    read = read === null ? chunk : Buffer.concat([read, chunk]);
+    const decision = decide(read);
+    if (decision !== undefined) finish(decision);
+  };
+  const onGone = () => finish(undefined);
+  const deadline = connectionDeadlines.add(options.timeoutMs, () => finish(undefined));
+  const silent = options.silentMs === undefined ? undefined : setTimeout(() => read === null && finish(undefined), options.silentMs);
+  // `on`, not `once` (each once wraps its listener): finish runs once and removes them all.
+  stream.on('data', onData);
+  stream.on('end', onGone);
+  stream.on('close', onGone);
+  stream.on('error', onGone);
+  stream.resume();
+}
+
+/** readFirstBytes as a promise, where a connection's path waits on more than its first bytes anyway (a TLS handshake). */
+export function firstBytes<T>(stream: Duplex, decide: (bytes: Buffer) => T | undefined, options: FirstBytesOptions): Promise<FirstBytes<T>> {
+  return new Promise((resolve) => readFirstBytes(stream, decide, options, resolve));
 }

@@ -3,8 +3,8 @@ import { httpRefusal } from '../http/http-head';
 import { sshRefusal } from '../ssh/ssh-refusal';
 import type { EdgeName } from '../routing/edge-names';
 import type { OpenConnections } from '../routing/open-connections';
-import type { RouteTable } from '../routing/route-table';
-import { connectUpstream, splice, UpstreamError } from './upstream';
+import type { Route, RouteTable } from '../routing/route-table';
+import { connectUpstream, splice } from './upstream';
 import type { Log } from '@arbor/observability';
 
 /** What every entrance routes with. */
@@ -27,25 +27,49 @@ export type Refusal = 'http' | 'ssh' | 'close';
  * Sends one connection on to `port` of the VM `name` routes to: the route (refused with its reason
  * when the VM does not exist or does not run), the connection to the VM's address, then the
  * bytes both ways. The connection is tracked, so the VM's deletion or the domain's removal ends it.
+ *
+ * When the route table knows the route already (see RouteTable), all of it happens in the turn
+ * that read the first bytes, without a promise: that path is the edge's own latency on every
+ * fresh connection.
  */
-export async function routeConnection(client: Duplex, name: EdgeName, port: number, firstBytes: Buffer, refusal: Refusal, routing: EdgeRouting): Promise<void> {
-  const route = await routing.routes.route(name);
+export function routeConnection(client: Duplex, name: EdgeName, port: number, firstBytes: Buffer, refusal: Refusal, routing: EdgeRouting): void {
+  const known = routing.routes.known(name);
+  if (known) return connectRoute(client, name, known, port, firstBytes, refusal, routing);
+  routing.routes.route(name).then(
+    (route) => guarded(client, routing, () => connectRoute(client, name, route, port, firstBytes, refusal, routing)),
+    (error: unknown) => failed(client, error, routing),
+  );
+}
+
+/**
+ * Runs a step of a connection's path called from an event or a callback, where no promise would
+ * catch a throw: one ends the connection with a warning, never the process.
+ */
+export function guarded(client: Duplex, routing: Pick<EdgeRouting, 'log'>, step: () => void): void {
+  try {
+    step();
+  } catch (error) {
+    failed(client, error, routing);
+  }
+}
+
+function failed(client: Duplex, error: unknown, routing: Pick<EdgeRouting, 'log'>): void {
+  routing.log.warn(`edge: a connection failed: ${(error as Error).message}`);
+  client.destroy();
+}
+
+function connectRoute(client: Duplex, name: EdgeName, route: Route, port: number, firstBytes: Buffer, refusal: Refusal, routing: EdgeRouting): void {
   if (!route.ok) return refuse(client, refusal, route.status, route.reason, routing);
   if (client.destroyed) return;
   const connection = routing.connections.add(route.vm_id, name.kind === 'domain' ? name.domain : null, client);
-  let upstream;
-  try {
-    upstream = await connectUpstream(route.address, port, `vm ${route.vm_id}`);
-  } catch (error) {
-    if (!(error instanceof UpstreamError)) throw error;
-    return refuse(client, refusal, error.status, error.message, routing);
-  }
-  if (client.destroyed) {
-    upstream.destroy(); // closed meanwhile: its VM is going, or the client went
-    return;
-  }
-  routing.connections.attach(connection, upstream);
-  splice(client, upstream, firstBytes);
+  connectUpstream(route.address, port, `vm ${route.vm_id}`, (error, upstream) =>
+    guarded(client, routing, () => {
+      if (error) return refuse(client, refusal, error.status, error.message, routing);
+      if (client.destroyed) return void upstream.destroy(); // closed meanwhile: its VM is going, or the client went
+      routing.connections.attach(connection, upstream);
+      splice(client, upstream, firstBytes);
+    }),
+  );
 }
 
 /** Refuses the connection with its reason, in the client's protocol, and logs it (at info: a user was turned away). */

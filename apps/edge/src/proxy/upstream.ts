@@ -1,7 +1,8 @@
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { connectionDeadlines } from './deadlines';
 
-/** How long connecting to a VM's port may take. */
+/** How long connecting to a VM's port may take (a quarter of a second more at most: connectionDeadlines). */
 export const UPSTREAM_CONNECT_TIMEOUT_MS = 10_000;
 
 /** Why a VM's port could not be reached, in words for the client (with the HTTP status an HTTP client gets). */
@@ -14,34 +15,46 @@ export class UpstreamError extends Error {
   }
 }
 
-/** Connects to `port` of the VM at `address` (IPv6 as the contract has it, or IPv4). */
-export function connectUpstream(address: string, port: number, what: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: address, port, allowHalfOpen: true, noDelay: true });
-    const fail = (error: UpstreamError) => {
+/**
+ * Connects to `port` of the VM at `address` (IPv6 as the contract has it, or IPv4), then calls
+ * `done` once: with the connected socket, or with why it could not connect. In callbacks rather
+ * than a promise: a fresh connection's path from its first bytes to the VM is the edge's own
+ * latency, and every promise there is paid for per connection.
+ */
+export function connectUpstream(address: string, port: number, what: string, done: (error: UpstreamError | null, socket: Socket) => void): void {
+  const socket = connect({ host: address, port, allowHalfOpen: true, noDelay: true });
+  let settled = false;
+  const settle = (error: UpstreamError | null) => {
+    if (settled) return;
+    settled = true;
+    connectionDeadlines.cancel(deadline);
+    socket.off('error', onError);
+    socket.off('connect', onConnect);
+    if (error) {
+      socket.on('error', () => undefined); // destroyed here: nothing more to report
       socket.destroy();
-      reject(error);
-    };
-    socket.setTimeout(UPSTREAM_CONNECT_TIMEOUT_MS, () => fail(new UpstreamError(504, `${what} did not answer on port ${port} within ${UPSTREAM_CONNECT_TIMEOUT_MS / 1000} s`)));
-    socket.once('error', (error: NodeJS.ErrnoException) => {
-      const reason = error.code === 'ECONNREFUSED' ? `nothing listens on port ${port} of ${what} (services must listen on :: to be reached)` : `${what} cannot be reached on port ${port}: ${error.code ?? error.message}`;
-      fail(new UpstreamError(502, reason));
-    });
-    socket.once('connect', () => {
-      socket.setTimeout(0);
-      socket.removeAllListeners('error');
-      resolve(socket);
-    });
-  });
+    }
+    done(error, socket);
+  };
+  const onError = (error: NodeJS.ErrnoException) => {
+    const reason = error.code === 'ECONNREFUSED' ? `nothing listens on port ${port} of ${what} (services must listen on :: to be reached)` : `${what} cannot be reached on port ${port}: ${error.code ?? error.message}`;
+    settle(new UpstreamError(502, reason));
+  };
+  const onConnect = () => settle(null);
+  const deadline = connectionDeadlines.add(UPSTREAM_CONNECT_TIMEOUT_MS, () =>
+    settle(new UpstreamError(504, `${what} did not answer on port ${port} within ${UPSTREAM_CONNECT_TIMEOUT_MS / 1000} s`)),
+  );
+  socket.on('error', onError);
+  socket.on('connect', onConnect);
 }
 
 /**
  * Joins the client and the VM's port: the bytes already read from the client first, then both
  * directions piped with backpressure; an end is passed on (half-close), and an error or a close
- * of either side ends both. TCP keepalive finds peers that went away without a word.
+ * of either side ends both. (TCP keepalive, for a VM side gone without a word, is set on the
+ * connections that last: OpenConnections.keepAliveLasting.)
  */
 export function splice(client: Duplex, upstream: Socket, firstBytes: Buffer): void {
-  upstream.setKeepAlive(true, 60_000);
   if (firstBytes.length) upstream.write(firstBytes);
   client.pipe(upstream);
   upstream.pipe(client);
@@ -49,8 +62,8 @@ export function splice(client: Duplex, upstream: Socket, firstBytes: Buffer): vo
     client.destroy();
     upstream.destroy();
   };
-  client.once('error', end);
-  upstream.once('error', end);
-  client.once('close', end);
-  upstream.once('close', end);
+  client.on('error', end);
+  upstream.on('error', end);
+  client.on('close', end);
+  upstream.on('close', end);
 }

@@ -1,5 +1,6 @@
-import type { AllSubscription, EventStore } from '@arbor/event-store';
+import type { AllSubscription, EventStore, RecordedEvent } from '@arbor/event-store';
 import type { OpenConnections } from './open-connections';
+import type { RouteTable } from './route-table';
 import type { Log } from '@arbor/observability';
 
 /** VM events after which no connection to the VM may stay open. */
@@ -7,7 +8,8 @@ const VM_GONE = new Set(['VmDeletionRequested', 'VmDeleted', 'VmDied', 'VmBootFa
 
 /**
  * Follows the log from its head (an edge keeps no state: what happened before it started is in
- * the read models it routes by) and ends the open connections that a change makes wrong: a VM
+ * the read models it routes by), passes every event to the route table (a VM's or a domain's
+ * forgets its remembered route) and ends the open connections that a change makes wrong: a VM
  * being deleted or found dead, a custom domain removed.
  */
 export class RouteChanges {
@@ -19,11 +21,13 @@ export class RouteChanges {
   constructor(
     private readonly events: EventStore,
     private readonly connections: OpenConnections,
+    private readonly routes: RouteTable,
     private readonly log: Log,
   ) {}
 
   async start(): Promise<void> {
     this.position = await this.events.headPosition();
+    this.routes.followFrom(this.position);
     this.following = this.follow();
   }
 
@@ -40,7 +44,7 @@ export class RouteChanges {
         this.subscription = this.events.subscribeToAll({ after_position: this.position });
         for await (const event of this.subscription) {
           this.position = event.position;
-          this.apply(event.type, event.data);
+          this.apply(event);
         }
       } catch (error) {
         this.log.warn(`edge: following the log failed, again in a second: ${(error as Error).message}`);
@@ -49,7 +53,9 @@ export class RouteChanges {
     }
   }
 
-  private apply(type: string, data: unknown): void {
+  private apply(event: RecordedEvent): void {
+    const { type, data } = event;
+    this.routes.changed(event);
     if (VM_GONE.has(type)) {
       const vm_id = (data as { vm_id: string }).vm_id;
       const closed = this.connections.closeVm(vm_id);
