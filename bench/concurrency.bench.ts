@@ -1,3 +1,4 @@
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { startBenchArbor } from './embedded-client';
 import { report, spreadOf, timed } from './stats';
 
@@ -29,9 +30,17 @@ const summary = (outcomes: Outcome[], wallMs: number) => {
   return `${spreadOf(outcomes.map((outcome) => outcome.ms))}, wall ${(wallMs / 1000).toFixed(2)} s, ${errors.length} error(s)${first}`;
 };
 
-/** `count` concurrent `POST /vm/new_root?wait_boot=true`, then `count` concurrent deletes, through the API. */
-export async function benchConcurrentMachines(hypervisor: 'sandbox' | 'qemu', count: number): Promise<void> {
-  const bench = await startBenchArbor({ HYPERVISOR: hypervisor });
+/**
+ * `count` concurrent `POST /vm/new_root?wait_boot=true`, then `count` concurrent deletes, through
+ * the API. The org's quotas are raised to fit them. `memory` runs the same on in-memory machines:
+ * the control plane's own share of the figures.
+ */
+export async function benchConcurrentMachines(hypervisor: 'sandbox' | 'qemu' | 'memory', count: number): Promise<void> {
+  const quotas = { ARBOR_QUOTA_VMS: String(count * 2), ARBOR_QUOTA_VCPUS: String(count * 2), ARBOR_QUOTA_MEMORY_MIB: String(Math.max(32 * 1024, count * 256)) };
+  const bench =
+    hypervisor === 'memory'
+      ? await startBenchArbor(quotas, new InMemoryDriver())
+      : await startBenchArbor({ HYPERVISOR: hypervisor, ...quotas });
   try {
     const vms: string[] = [];
     const [created, createWall] = await allAtOnce(count, async () => {
