@@ -22,6 +22,7 @@ runArborProcess('worker', async (config, log) => {
     stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`),
     workerId: config.workerId,
     resyncIntervalMs: config.resyncIntervalMs,
+    concurrency: config.workerConcurrency,
     secrets: secrets.events,
     log,
     resources: config.resources,

@@ -21,6 +21,7 @@ export interface ReconcilerBounds {
  */
 export class VmReconciler implements StreamReactor {
   readonly aggregate = Vm;
+  readonly machineWork = true;
 
   constructor(
     private readonly aggregates: AggregateRepository,

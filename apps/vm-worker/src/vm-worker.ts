@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { AggregateRepository, EventSecrets, loadResourceSettings, type ResourceSettings } from '@arbor/application';
+import { AggregateRepository, defaultWorkerConcurrency, EventSecrets, loadResourceSettings, type ResourceSettings } from '@arbor/application';
 import { aggregateOfStream, type AnyAggregate } from '@arbor/domain';
 import type { AllSubscription, EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
@@ -8,6 +8,7 @@ import { instrumentDriver } from './instrumented-driver';
 import type { StreamReactor } from './stream-reactor';
 import { createReactors } from './reactors';
 import { VmPlacements } from './vm-placements';
+import { WorkPool } from './work-pool';
 import { WorkerStateFile } from './worker-state-file';
 
 export interface VmWorkerOptions {
@@ -30,13 +31,16 @@ export interface VmWorkerOptions {
   resources?: ResourceSettings;
   /** Whose disk the floor is checked on (default: the state file's directory). */
   dataDir?: string;
+  /** Machine operations at once, on different VMs (ARBOR_WORKER_CONCURRENCY; default: defaultWorkerConcurrency()). */
+  concurrency?: number;
 }
 
 /**
  * Follows the log with a durable checkpoint and hands each event to the reactor owning its
- * stream. Entities react one at a time each (in log order) and in parallel across entities; the
- * checkpoint only moves past an event once its reaction has finished, so a crash replays it
- * (harmlessly: reacting is idempotent).
+ * stream. Entities react one at a time each (in log order) and in parallel across entities, the
+ * reactions that work machines at most `concurrency` at once (a pool: WorkPool); the checkpoint
+ * only moves past an event once its reaction has finished, so a crash replays it (harmlessly:
+ * reacting is idempotent).
  */
 export class VmWorker {
   /** The reactor of each aggregate the worker acts on. */
@@ -49,6 +53,8 @@ export class VmWorker {
   /** Streams that still need this host's attention (resynced periodically). */
   private readonly known = new Set<string>();
   private readonly queues = new Map<string, Promise<void>>();
+  /** Machine operations in flight (see StreamReactor.machineWork). */
+  private readonly machines: WorkPool;
   /** Events taken from the log whose reaction may not have finished, in log order. */
   private readonly inFlight: { position: number; done: Promise<void>; finished: boolean }[] = [];
   private position: number | null = null;
@@ -72,6 +78,7 @@ export class VmWorker {
     const reactors = createReactors(aggregates, this.driver, new VmPlacements(aggregates, this.workerId), this.log, bounds);
     this.reactors = new Map(reactors.map((reactor) => [reactor.aggregate, reactor]));
     this.stateFile = new WorkerStateFile(options.stateFile);
+    this.machines = new WorkPool(options.concurrency ?? defaultWorkerConcurrency());
   }
 
   async start(): Promise<void> {
@@ -83,7 +90,10 @@ export class VmWorker {
       for (const id of (await reactor.discover?.()) ?? []) this.known.add(reactor.aggregate.stream(id));
     }
     reportFollowerLag('worker', { events: this.events, checkpoint: () => this.position });
-    this.log.info(`worker ${this.workerId}: ${this.driver.name} driver, ${this.known.size} known entit(ies), following the log after ${this.position ?? 'start'}`);
+    this.log.info(
+      `worker ${this.workerId}: ${this.driver.name} driver, ${this.machines.size} machine operation(s) at once, ` +
+        `${this.known.size} known entit(ies), following the log after ${this.position ?? 'start'}`,
+    );
     await Promise.all([...this.known].map((stream) => this.enqueue(stream)));
     this.subscription = this.events.subscribeToAll(this.position === null ? {} : { after_position: this.position });
     this.following = this.follow(this.subscription);
@@ -123,10 +133,12 @@ export class VmWorker {
     if (!reactor) return Promise.resolve();
     const id = reactor.aggregate.idOf(stream)!;
     const previous = this.queues.get(stream) ?? Promise.resolve();
+    // The slot is taken once the entity's turn has come: a reaction waiting behind its own entity holds none.
+    const react = () => (reactor.machineWork ? this.machines.run(() => reactor.react(id)) : reactor.react(id));
     const next = previous.then(async () => {
       for (let attempt = 1; ; attempt++) {
         try {
-          if (!(await reactor.react(id))) this.known.delete(stream);
+          if (!(await react())) this.known.delete(stream);
           return;
         } catch (error) {
           this.log.warn(`worker: reacting to ${stream} failed (attempt ${attempt}): ${(error as Error).message}`);

@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { loadLogSettings, loadMetricsSettings, type LogSettings, type MetricsSettings } from '@arbor/observability';
 import { loadResourceSettings, type ResourceSettings } from './resource-settings';
@@ -6,6 +6,14 @@ import { positiveSetting } from './settings';
 import { loadEdgeSettings, type EdgeSettings } from './edge-settings';
 import { loadShellAuthSettings, loadTrustProxy, type ShellAuthSettings } from './shell-auth-settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
+
+/**
+ * Machine operations the worker runs at once by default: four per CPU, so a burst keeps the host
+ * busy (an operation waits on its tools and its machine as much as it computes) without drowning it.
+ */
+export function defaultWorkerConcurrency(): number {
+  return 4 * availableParallelism();
+}
 
 /** Every setting Arbor reads, from the environment, in one place. */
 export interface ArborConfig {
@@ -25,6 +33,8 @@ export interface ArborConfig {
   waitTimeoutMs: number;
   /** How often the worker compares every VM it knows with the host again (finds dead machines). */
   resyncIntervalMs: number;
+  /** How many machine operations (create, destroy, commit …) the worker runs at once, on different VMs. */
+  workerConcurrency: number;
   /** The name of the org made at first start (public repositories are `<org name>/<repo>`). */
   orgName: string;
   /** How the webhook deliverer tries (attempts, backoff, request timeout). */
@@ -74,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     workerId: env.ARBOR_WORKER_ID ?? hostname(),
     waitTimeoutMs: Number(env.ARBOR_WAIT_TIMEOUT_MS ?? 300_000),
     resyncIntervalMs: Number(env.ARBOR_RESYNC_INTERVAL_MS ?? 10_000),
+    workerConcurrency: positiveSetting(env, 'ARBOR_WORKER_CONCURRENCY', defaultWorkerConcurrency()),
     orgName: env.ARBOR_ORG_NAME || 'default',
     webhooks: loadWebhookSettings(env),
     sseHeartbeatMs: positiveSetting(env, 'ARBOR_SSE_HEARTBEAT_MS', 15_000),
