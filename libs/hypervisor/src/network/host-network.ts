@@ -11,6 +11,7 @@ import { AddressPlan, GATEWAY_LINK_LOCAL, linkLocalOf } from './address-plan';
 import { guestInterfaceBatch, NAMESPACE_SETUP_SCRIPT, tapCreationBatch } from './machine-port';
 import { NETWORK_REGISTRY_DIR, NetworkLeases, type NetworkLease } from './network-leases';
 import type { NetworkSettings } from './network-settings';
+import { NetworkBatch, type AttachRequest } from './network-batch';
 import { NftRules } from './nft-rules';
 
 /** Host tools the network needs (iproute2, nftables, util-linux). */
@@ -42,6 +43,7 @@ export class HostNetwork {
   private readonly leases: NetworkLeases;
   private readonly record: BridgeRecord;
   private ready: Promise<void> | null = null;
+  private readonly batch = new NetworkBatch((attaches, detaches) => this.carryOut(attaches, detaches));
 
   constructor(
     readonly settings: NetworkSettings,
@@ -71,31 +73,18 @@ export class HostNetwork {
    * rules, then a tap's port (a veth is made with the machine's namespace: namespaceSetupArgv).
    * A lease the machine already had (a start that crashed half-way) is released first; a failure
    * releases everything made. The port is named in the lease.
+   *
+   * Attaches and detaches asked in one turn of the event loop go together (NetworkBatch): one hold
+   * of the host lock, one read of the leases, one `nft` transaction and one `ip -batch` for all.
    */
   async attach(vmId: string, group: string, port: NetworkLease['port']): Promise<NetworkLease> {
     await this.ensureReady();
-    return this.locked(async () => {
-      const stale = await this.leases.get(vmId);
-      if (stale) await this.release(stale);
-      const lease = await this.allocate(vmId, group, port);
-      await this.leases.put(lease);
-      try {
-        await this.nft(this.rules.attachScript(lease));
-        if (lease.port === 'tap') await runCommandWithInput('ip', ['-batch', '-'], tapCreationBatch(lease, this.plan.bridge));
-      } catch (error) {
-        await this.release(lease).catch((cleanup: Error) => this.log(`network: releasing ${vmId} after a failed attach failed: ${cleanup.message}`));
-        throw error;
-      }
-      return lease;
-    });
+    return this.batch.attach(vmId, group, port);
   }
 
   /** Removes the machine's port, rules and addresses. Idempotent. */
   async detach(vmId: string): Promise<void> {
-    await this.locked(async () => {
-      const lease = await this.leases.get(vmId);
-      if (lease) await this.release(lease);
-    });
+    await this.batch.detach(vmId);
   }
 
   /** The machine's lease, if this driver's machine holds one. */
@@ -135,11 +124,10 @@ export class HostNetwork {
   async sweep(): Promise<void> {
     await this.ensureReady();
     await this.locked(async () => {
-      for (const lease of await this.leases.all()) {
-        if (!NetworkLeases.abandoned(lease)) continue;
-        this.log(`network: releasing ${lease.vm_id} (${lease.ipv6}, ${lease.ipv4}): its machine is gone`);
-        await this.release(lease);
-      }
+      const held = await this.leases.all();
+      const abandoned = held.filter((lease) => NetworkLeases.abandoned(lease));
+      for (const lease of abandoned) this.log(`network: releasing ${lease.vm_id} (${lease.ipv6}, ${lease.ipv4}): its machine is gone`);
+      await this.release(abandoned, held);
       const ports = new Set((await leasesOfEveryBridge()).map((lease) => lease.ifname));
       for (const name of await readdir('/sys/class/net').catch(() => [] as string[])) {
         if (!name.startsWith(PORT_PREFIX) || ports.has(name)) continue;
@@ -248,8 +236,66 @@ export class HostNetwork {
     for (const family of ['bridge', 'inet']) await runCommand('nft', ['delete', 'table', family, this.rules.table]).catch(() => undefined);
   }
 
-  private async allocate(vmId: string, group: string, port: NetworkLease['port']): Promise<NetworkLease> {
-    const leases = await this.leases.all();
+  /**
+   * Carries out a batch of attaches and detaches under one hold of the host lock (see attach):
+   * the detaches first (their addresses are free for the attaches), then the attaches, each
+   * step for all of them at once. Should a step for all fail, it is taken one machine at a time,
+   * so one bad machine fails alone.
+   */
+  private async carryOut(attaches: AttachRequest[], detaches: string[]): Promise<void> {
+    await this.locked(async () => {
+      const held = await this.leases.all();
+      const released = new Set<string>();
+      const stale = [...detaches, ...attaches.map((request) => request.vmId)];
+      const toRelease = held.filter((lease) => stale.includes(lease.vm_id));
+      await this.release(toRelease, held);
+      toRelease.forEach((lease) => released.add(lease.vm_id));
+      const leases = held.filter((lease) => !released.has(lease.vm_id));
+      const names = new Set((await leasesOfEveryBridge()).filter((lease) => !released.has(lease.vm_id)).map((lease) => lease.ifname));
+      for (const request of attaches) {
+        try {
+          const lease = this.allocate(request, leases, names);
+          await this.leases.put(lease);
+          leases.push(lease);
+          names.add(lease.ifname);
+          request.lease = lease;
+        } catch (error) {
+          request.error = error as Error;
+        }
+      }
+      await this.makePorts(attaches.filter((request) => request.lease), leases);
+    });
+  }
+
+  /** Rules, then taps, for new leases; a machine whose part fails is released and fails alone. */
+  private async makePorts(requests: AttachRequest[], leases: NetworkLease[]): Promise<void> {
+    const made = requests.map((request) => request.lease!);
+    if (made.length === 0) return;
+    const failed = new Map<string, Error>();
+    const step = async (all: (batch: NetworkLease[]) => Promise<unknown>) => {
+      const live = made.filter((lease) => !failed.has(lease.vm_id));
+      if (live.length === 0) return;
+      await all(live).catch(async () => {
+        for (const lease of live) await all([lease]).catch((error: Error) => failed.set(lease.vm_id, error));
+      });
+    };
+    await step((batch) => this.nft(batch.map((lease) => this.rules.attachScript(lease)).join('')));
+    await step((batch) => {
+      const taps = batch.filter((lease) => lease.port === 'tap');
+      return taps.length ? runCommandWithInput('ip', ['-batch', '-'], taps.map((lease) => tapCreationBatch(lease, this.plan.bridge)).join('')) : Promise.resolve();
+    });
+    if (failed.size === 0) return;
+    const broken = made.filter((lease) => failed.has(lease.vm_id));
+    await this.release(broken, leases).catch((cleanup: Error) => this.log(`network: releasing after a failed attach failed: ${cleanup.message}`));
+    for (const request of requests) {
+      if (failed.has(request.vmId)) request.error = failed.get(request.vmId);
+    }
+    for (const lease of broken) leases.splice(leases.indexOf(lease), 1);
+  }
+
+  /** The lowest free IPv4 index, the VM's hashed IPv6 address (another try on a clash), a port name no bridge uses. */
+  private allocate(request: AttachRequest, leases: NetworkLease[], names: Set<string>): NetworkLease {
+    const { vmId, group, port } = request;
     const taken = new Set(leases.map((lease) => this.plan.indexOf(lease.ipv4)));
     const { first, last } = this.plan.machineIndexes;
     let index = first;
@@ -260,31 +306,37 @@ export class HostNetwork {
     let ipv6 = this.plan.ipv6For(vmId);
     for (let attempt = 1; takenIpv6.has(ipv6); attempt++) ipv6 = this.plan.ipv6For(vmId, attempt);
     const mac = this.plan.macFor(ipv4);
-    const names = new Set((await leasesOfEveryBridge()).map((lease) => lease.ifname));
     let ifname = portName(vmId, 0);
     for (let attempt = 1; names.has(ifname) || existsSync(`/sys/class/net/${ifname}`); attempt++) ifname = portName(vmId, attempt);
     return { vm_id: vmId, owner: this.owner, group, port, ifname, mac, ipv4, ipv6, link_local: linkLocalOf(mac) };
   }
 
   /**
-   * Port first (once it is gone, no frame of the machine's passes; a veth's other end goes with
-   * it), the host's neighbour entries for it, then its rule elements, its group's chain if it was the group's last machine,
-   * and the lease. Parts already gone are skipped, so a release interrupted by a crash can run again.
+   * Ports first (once one is gone, no frame of its machine passes; a veth's other end goes with
+   * it), the host's neighbour entries for them, then their rule elements, the chains of groups
+   * left without a machine, and the leases. Parts already gone are skipped, so a release
+   * interrupted by a crash can run again. `held`: every lease of the bridge, these included.
    */
-  private async release(lease: NetworkLease): Promise<void> {
-    if (existsSync(`/sys/class/net/${lease.ifname}`)) await runCommand('ip', ['link', 'delete', lease.ifname]);
-    // The host's neighbour entries for the machine sit on the bridge, not the port: they would outlive it.
-    const neighbours = [lease.ipv4, lease.ipv6, lease.link_local].map((address) => `neigh flush to ${address} dev ${this.plan.bridge}`);
-    await runCommandWithInput('ip', ['-batch', '-'], `${neighbours.join('\n')}\n`).catch(() => undefined); // no bridge, no entries
+  private async release(leases: NetworkLease[], held: NetworkLease[]): Promise<void> {
+    if (leases.length === 0) return;
+    const ports = leases.filter((lease) => existsSync(`/sys/class/net/${lease.ifname}`)).map((lease) => `link delete ${lease.ifname}`);
+    // The host's neighbour entries for the machines sit on the bridge, not the ports: they would outlive them.
+    const neighbours = leases.flatMap((lease) => [lease.ipv4, lease.ipv6, lease.link_local].map((address) => `neigh flush to ${address} dev ${this.plan.bridge}`));
+    // -force: every line is tried; a port a pair's other end took along, or no bridge (no entries), is no error here.
+    await runCommandWithInput('ip', ['-force', '-batch', '-'], `${[...ports, ...neighbours].join('\n')}\n`).catch(() => undefined);
+    const left = ports.length ? leases.filter((lease) => existsSync(`/sys/class/net/${lease.ifname}`)) : [];
+    if (left.length > 0) throw new Error(`could not delete port(s) ${left.map((lease) => lease.ifname).join(', ')}`);
 
-    const deletions = this.rules.elements(lease).map((element) => `delete element ${element}`);
+    const deletions = leases.flatMap((lease) => this.rules.elements(lease).map((element) => `delete element ${element}`));
     await this.nft(`${deletions.join('\n')}\n`).catch(async () => {
       // Some were gone already (a release that crashed half-way): one at a time, the rest.
       for (const deletion of deletions) await this.nft(`${deletion}\n`).catch(() => undefined);
     });
-    const others = (await this.leases.all()).filter((other) => other.vm_id !== lease.vm_id && other.group === lease.group);
-    if (others.length === 0) await this.nft(this.rules.groupRemovalScript(lease.group)).catch(() => undefined);
-    await this.leases.remove(lease.vm_id);
+    const going = new Set(leases.map((lease) => lease.vm_id));
+    const remaining = new Set(held.filter((lease) => !going.has(lease.vm_id)).map((lease) => lease.group));
+    const emptied = [...new Set(leases.map((lease) => lease.group))].filter((group) => !remaining.has(group));
+    for (const group of emptied) await this.nft(this.rules.groupRemovalScript(group)).catch(() => undefined);
+    for (const lease of leases) await this.leases.remove(lease.vm_id);
   }
 
   private async groupChains(): Promise<string[]> {
