@@ -2,7 +2,7 @@ import { availableParallelism, hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { loadLogSettings, loadMetricsSettings, type LogSettings, type MetricsSettings } from '@arbor/observability';
 import { loadResourceSettings, type ResourceSettings } from './resource-settings';
-import { positiveSetting } from './settings';
+import { positiveSetting, wholeSetting } from './settings';
 import { loadEdgeSettings, type EdgeSettings } from './edge-settings';
 import { loadShellAuthSettings, loadTrustProxy, type ShellAuthSettings } from './shell-auth-settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
@@ -35,6 +35,8 @@ export interface ArborConfig {
   resyncIntervalMs: number;
   /** How many machine operations (create, destroy, commit …) the worker runs at once, on different VMs. */
   workerConcurrency: number;
+  /** Sandbox machines kept booted ahead for creates to claim (0: none). */
+  sandboxWarmPool: number;
   /** The name of the org made at first start (public repositories are `<org name>/<repo>`). */
   orgName: string;
   /** How the webhook deliverer tries (attempts, backoff, request timeout). */
@@ -85,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     waitTimeoutMs: Number(env.ARBOR_WAIT_TIMEOUT_MS ?? 300_000),
     resyncIntervalMs: Number(env.ARBOR_RESYNC_INTERVAL_MS ?? 10_000),
     workerConcurrency: positiveSetting(env, 'ARBOR_WORKER_CONCURRENCY', defaultWorkerConcurrency()),
+    sandboxWarmPool: wholeSetting(env, 'ARBOR_SANDBOX_WARM_POOL', 2),
     orgName: env.ARBOR_ORG_NAME || 'default',
     webhooks: loadWebhookSettings(env),
     sseHeartbeatMs: positiveSetting(env, 'ARBOR_SSE_HEARTBEAT_MS', 15_000),

@@ -11,7 +11,7 @@ import { AddressPlan, GATEWAY_LINK_LOCAL, linkLocalOf } from './address-plan';
 import { guestInterfaceBatch, NAMESPACE_SETUP_SCRIPT, tapCreationBatch } from './machine-port';
 import { NETWORK_REGISTRY_DIR, NetworkLeases, type NetworkLease } from './network-leases';
 import type { NetworkSettings } from './network-settings';
-import { NetworkBatch, type AttachRequest } from './network-batch';
+import { NetworkBatch, type AdoptRequest, type AttachRequest, type NetworkWork } from './network-batch';
 import { NftRules } from './nft-rules';
 
 /** Host tools the network needs (iproute2, nftables, util-linux). */
@@ -43,7 +43,7 @@ export class HostNetwork {
   private readonly leases: NetworkLeases;
   private readonly record: BridgeRecord;
   private ready: Promise<void> | null = null;
-  private readonly batch = new NetworkBatch((attaches, detaches) => this.carryOut(attaches, detaches));
+  private readonly batch = new NetworkBatch((work) => this.carryOut(work));
 
   constructor(
     readonly settings: NetworkSettings,
@@ -77,9 +77,19 @@ export class HostNetwork {
    * Attaches and detaches asked in one turn of the event loop go together (NetworkBatch): one hold
    * of the host lock, one read of the leases, one `nft` transaction and one `ip -batch` for all.
    */
-  async attach(vmId: string, group: string, port: NetworkLease['port']): Promise<NetworkLease> {
+  async attach(vmId: string, group: string | null, port: NetworkLease['port']): Promise<NetworkLease> {
     await this.ensureReady();
     return this.batch.attach(vmId, group, port);
+  }
+
+  /**
+   * Gives machine `from`'s lease, of no group (a warm machine, attached by another driver
+   * instance's network: its owner is the warm machines' directory), to VM `vmId` of this one: the
+   * same port and addresses, now under the VM's id and owner, joined to `group`.
+   */
+  async adopt(from: string, vmId: string, group: string): Promise<NetworkLease> {
+    await this.ensureReady();
+    return this.batch.adopt(from, vmId, group);
   }
 
   /** Removes the machine's port, rules and addresses. Idempotent. */
@@ -242,9 +252,10 @@ export class HostNetwork {
    * step for all of them at once. Should a step for all fail, it is taken one machine at a time,
    * so one bad machine fails alone.
    */
-  private async carryOut(attaches: AttachRequest[], detaches: string[]): Promise<void> {
+  private async carryOut({ attaches, adoptions, detaches }: NetworkWork): Promise<void> {
     await this.locked(async () => {
       const held = await this.leases.all();
+      await this.adoptAll(adoptions, held);
       const released = new Set<string>();
       const stale = [...detaches, ...attaches.map((request) => request.vmId)];
       const toRelease = held.filter((lease) => stale.includes(lease.vm_id));
@@ -265,6 +276,43 @@ export class HostNetwork {
       }
       await this.makePorts(attaches.filter((request) => request.lease), leases);
     });
+  }
+
+  /**
+   * The new leases first (their machines' directories exist: the claims rename them in after),
+   * then one transaction joining them to their groups, then the old leases go. A crash leaves two
+   * leases of one port, the new one abandoned until its directory appears: a sweep takes it back.
+   */
+  private async adoptAll(adoptions: AdoptRequest[], held: NetworkLease[]): Promise<void> {
+    const joined: (NetworkLease & { group: string })[] = [];
+    for (const request of adoptions) {
+      const warm = held.find((lease) => lease.vm_id === request.from);
+      if (!warm || warm.group !== null) {
+        request.error = new Error(`machine ${request.from} holds no lease of no group to hand to ${request.vmId}`);
+        continue;
+      }
+      const lease = { ...warm, vm_id: request.vmId, owner: this.owner, group: request.group };
+      await this.leases.put(lease);
+      joined.push(lease);
+      request.lease = lease;
+    }
+    if (joined.length === 0) return;
+    await this.nft(joined.map((lease) => this.rules.joinScript(lease)).join('')).catch(async () => {
+      for (const lease of joined) {
+        await this.nft(this.rules.joinScript(lease)).catch((error: Error) => {
+          const request = adoptions.find((candidate) => candidate.vmId === lease.vm_id)!;
+          request.error = error;
+        });
+      }
+    });
+    for (const request of adoptions) {
+      if (!request.lease) continue;
+      if (request.error) await this.leases.remove(request.vmId);
+      else await this.leases.remove(request.from);
+    }
+    // What the rest of the batch sees: the leases as they now are.
+    const adopted = adoptions.filter((request) => request.lease && !request.error);
+    for (const request of adopted) held.splice(held.findIndex((lease) => lease.vm_id === request.from), 1, request.lease!);
   }
 
   /** Rules, then taps, for new leases; a machine whose part fails is released and fails alone. */
@@ -334,7 +382,8 @@ export class HostNetwork {
     });
     const going = new Set(leases.map((lease) => lease.vm_id));
     const remaining = new Set(held.filter((lease) => !going.has(lease.vm_id)).map((lease) => lease.group));
-    const emptied = [...new Set(leases.map((lease) => lease.group))].filter((group) => !remaining.has(group));
+    const groups = leases.map((lease) => lease.group).filter((group): group is string => group !== null);
+    const emptied = [...new Set(groups)].filter((group) => !remaining.has(group));
     for (const group of emptied) await this.nft(this.rules.groupRemovalScript(group)).catch(() => undefined);
     for (const lease of leases) await this.leases.remove(lease.vm_id);
   }

@@ -3,10 +3,26 @@ import type { NetworkLease } from './network-leases';
 /** A machine's attach as a batch carries it out: its lease once made, or why it could not be. */
 export interface AttachRequest {
   vmId: string;
-  group: string;
+  group: string | null;
   port: NetworkLease['port'];
   lease?: NetworkLease;
   error?: Error;
+}
+
+/** A lease of no group (a warm machine's) taken over by a VM: under its id, in its group. */
+export interface AdoptRequest {
+  from: string;
+  vmId: string;
+  group: string;
+  lease?: NetworkLease;
+  error?: Error;
+}
+
+/** What one batch carries out (see HostNetwork.carryOut). */
+export interface NetworkWork {
+  attaches: AttachRequest[];
+  adoptions: AdoptRequest[];
+  detaches: string[];
 }
 
 interface Waiting<T> {
@@ -22,15 +38,23 @@ interface Waiting<T> {
  */
 export class NetworkBatch {
   private attaches: (AttachRequest & Waiting<NetworkLease>)[] = [];
+  private adoptions: (AdoptRequest & Waiting<NetworkLease>)[] = [];
   private detaches: (Waiting<void> & { vmId: string })[] = [];
   private running: Promise<void> | null = null;
   private scheduled = false;
 
-  constructor(private readonly carryOut: (attaches: AttachRequest[], detaches: string[]) => Promise<void>) {}
+  constructor(private readonly carryOut: (work: NetworkWork) => Promise<void>) {}
 
-  attach(vmId: string, group: string, port: NetworkLease['port']): Promise<NetworkLease> {
+  attach(vmId: string, group: string | null, port: NetworkLease['port']): Promise<NetworkLease> {
     return new Promise((resolve, reject) => {
       this.attaches.push({ vmId, group, port, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  adopt(from: string, vmId: string, group: string): Promise<NetworkLease> {
+    return new Promise((resolve, reject) => {
+      this.adoptions.push({ from, vmId, group, resolve, reject });
       this.schedule();
     });
   }
@@ -52,19 +76,20 @@ export class NetworkBatch {
   private async run(): Promise<void> {
     this.scheduled = false;
     const attaches = this.attaches.splice(0);
+    const adoptions = this.adoptions.splice(0);
     const detaches = this.detaches.splice(0);
-    if (attaches.length === 0 && detaches.length === 0) return;
-    const done = this.carryOut(attaches, [...new Set(detaches.map((request) => request.vmId))]);
+    if (attaches.length + adoptions.length + detaches.length === 0) return;
+    const done = this.carryOut({ attaches, adoptions, detaches: [...new Set(detaches.map((request) => request.vmId))] });
     this.running = done.catch(() => undefined).finally(() => (this.running = null));
     try {
       await done;
     } catch (error) {
-      [...attaches, ...detaches].forEach((request) => request.reject(error));
+      [...attaches, ...adoptions, ...detaches].forEach((request) => request.reject(error));
       return;
     }
-    for (const request of attaches) {
+    for (const request of [...attaches, ...adoptions]) {
       if (request.lease && !request.error) request.resolve(request.lease);
-      else request.reject(request.error ?? new Error(`attaching ${request.vmId} made no lease`));
+      else request.reject(request.error ?? new Error(`the network of ${request.vmId} was not made`));
     }
     detaches.forEach((request) => request.resolve());
   }

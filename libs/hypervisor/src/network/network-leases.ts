@@ -19,8 +19,12 @@ export interface NetworkLease {
    * lease is made and removed only after it is released).
    */
   owner: string;
-  /** Machines of one group may reach each other; of different groups, never (the control plane's org). */
-  group: string;
+  /**
+   * Machines of one group may reach each other; of different groups, never (the control plane's
+   * org). null: a machine of no group, which reaches no machine and no machine reaches (a warm
+   * machine waiting to be claimed; it joins its group with its owner).
+   */
+  group: string | null;
   /**
    * veth: a pair whose other end is eth0 in the machine's network namespace (sandbox), made as the
    * namespace is; tap: a QEMU NIC's backend, made with the lease.

@@ -111,9 +111,15 @@ export class NftRules {
     ].join('\n');
   }
 
-  /** Admits the machine's addresses on its port and joins it to its group (before the port exists). */
+  /** Admits the machine's addresses on its port and joins it to its group, if it has one (before the port exists). */
   attachScript(lease: NetworkLease): string {
-    return [...this.groupLines(lease.group), ...this.elements(lease).map((element) => `add element ${element}`), ''].join('\n');
+    const group = lease.group === null ? [] : this.groupLines(lease.group);
+    return [...group, ...this.elements(lease).map((element) => `add element ${element}`), ''].join('\n');
+  }
+
+  /** Joins a machine of no group (a warm one) to `lease.group`: its group's chain and sets, its addresses in them. */
+  joinScript(lease: NetworkLease & { group: string }): string {
+    return [...this.groupLines(lease.group), ...this.groupElements(lease).map((element) => `add element ${element}`), ''].join('\n');
   }
 
   /**
@@ -125,7 +131,8 @@ export class NftRules {
   rebuildScript(leases: NetworkLease[], groupChains: string[]): string {
     const b = `bridge ${this.table}`;
     const i = `inet ${this.table}`;
-    const live = new Set(leases.map((lease) => groupChain(lease.group)));
+    const groups = [...new Set(leases.map((lease) => lease.group).filter((group): group is string => group !== null))];
+    const live = new Set(groups.map(groupChain));
     return [
       ...['ports', 'port_mac', 'port_ip4', 'port_ip6'].map((set) => `flush set ${b} ${set}`),
       `flush map ${i} group4`,
@@ -133,7 +140,7 @@ export class NftRules {
       ...groupChains.flatMap((chain) =>
         live.has(chain) ? [`flush set ${i} ${chain}_4`, `flush set ${i} ${chain}_6`] : this.groupRemovalLines(chain),
       ),
-      ...[...new Set(leases.map((lease) => lease.group))].flatMap((group) => this.groupLines(group)),
+      ...groups.flatMap((group) => this.groupLines(group)),
       ...leases.flatMap((lease) => this.elements(lease).map((element) => `add element ${element}`)),
       '',
     ].join('\n');
@@ -153,17 +160,25 @@ export class NftRules {
     ];
   }
 
-  /** Every element the machine added (see attachScript), for `delete element`. */
+  /** Every element the machine added (see attachScript, joinScript), for `delete element`. */
   elements(lease: NetworkLease): string[] {
     const b = `bridge ${this.table}`;
-    const i = `inet ${this.table}`;
     const port = JSON.stringify(lease.ifname);
-    const group = groupChain(lease.group);
     return [
       `${b} ports { ${port} }`,
       `${b} port_mac { ${port} . ${lease.mac} }`,
       `${b} port_ip4 { ${port} . ${lease.ipv4} }`,
       `${b} port_ip6 { ${port} . ${lease.ipv6}, ${port} . ${lease.link_local} }`,
+      ...this.groupElements(lease),
+    ];
+  }
+
+  /** The machine's addresses in its group's sets and verdict maps (none without a group). */
+  private groupElements(lease: NetworkLease): string[] {
+    if (lease.group === null) return [];
+    const i = `inet ${this.table}`;
+    const group = groupChain(lease.group);
+    return [
       `${i} ${group}_4 { ${lease.ipv4} }`,
       `${i} ${group}_6 { ${lease.ipv6} }`,
       `${i} group4 { ${lease.ipv4} : jump ${group} }`,

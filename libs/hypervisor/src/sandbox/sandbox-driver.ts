@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   MachineNotFoundError,
@@ -45,10 +45,11 @@ import { GUEST_IDS } from './guest-ids';
 import { isMachineFrozen, removeLeftoverCgroups } from './machine-cgroup-dirs';
 import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
-import { isSafeSnapshotId, MachineLayout, type MachineRecord } from './machine-layout';
+import { containerOf, isSafeSnapshotId, MachineLayout, type MachineRecord } from './machine-layout';
 import { OciRuntime } from './oci-runtime';
 import { mountOverlayRoot } from './overlay-root';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
+import { WarmPool, type WarmPoolOptions } from './warm-pool';
 
 export interface SandboxDriverOptions {
   /** Per-machine state (disks, layers, records); machines are found here again after a restart. */
@@ -59,6 +60,8 @@ export interface SandboxDriverOptions {
   cacheDir: string;
   /** The host bridge and addresses machines get (default: DEFAULT_NETWORK_SETTINGS). */
   network?: NetworkSettings;
+  /** Machines of the default image booted ahead, that creates claim (warm-pool.ts); none by default. */
+  warmPool?: WarmPoolOptions;
   log?: (line: string) => void;
 }
 
@@ -100,6 +103,8 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly locks = new MachineLocks();
   private readonly runtime: OciRuntime;
   private readonly network: HostNetwork;
+  /** Machines booted ahead that a create claims (size 0: none). */
+  private readonly warm: WarmPool;
 
   constructor(private readonly options: SandboxDriverOptions) {
     this.log = options.log ?? (() => undefined);
@@ -109,6 +114,24 @@ export class SandboxDriver implements HypervisorDriver {
     // Under the state directory: a restarted worker sees the containers the last one started.
     this.runtime = new OciRuntime(join(this.stateDir, '.runc'));
     this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, this.stateDir, this.log);
+    this.warm = this.warmPool(options.warmPool ?? { size: 0, shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 } });
+  }
+
+  /** The warm machines live in `<state dir>/.warm`, their leases owned by that directory until claimed. */
+  private warmPool(options: WarmPoolOptions): WarmPool {
+    const warmDir = join(this.stateDir, '.warm');
+    const network = new HostNetwork(this.options.network ?? DEFAULT_NETWORK_SETTINGS, warmDir, this.log);
+    const host = {
+      stateDir: this.stateDir,
+      network: this.network,
+      boot: async (layout: MachineLayout) => {
+        await ensureBaseRootfs(this.options.cacheDir, this.log);
+        return this.bootMachine(layout, network, null, this.movableBundle(layout.container));
+      },
+      destroy: (layout: MachineLayout) => this.teardown(layout, network),
+      log: this.log,
+    };
+    return new WarmPool(host, options);
   }
 
   /** Fails closed: a limit or a confinement the machines need that this host cannot give is a "no". */
@@ -142,6 +165,26 @@ export class SandboxDriver implements HypervisorDriver {
   async prepare(): Promise<void> {
     await ensureBaseRootfs(this.options.cacheDir, this.log);
     await this.network.ensureReady();
+    await this.warm.start();
+  }
+
+  /** Stops filling the warm pool and destroys its waiting machines (the VMs' machines stay). */
+  async close(): Promise<void> {
+    await this.warm.stop();
+  }
+
+  /** Resolves once the warm pool holds all the machines it keeps (at once without a pool). */
+  async warmPoolFull(): Promise<void> {
+    await this.warm.whenFull();
+  }
+
+  /**
+   * Destroys every warm machine in the state directory, whichever process made it (this driver's
+   * pool stops first): for whoever cleans up after workers that were killed (tests, an operator).
+   */
+  async destroyWarmMachines(): Promise<void> {
+    await this.warm.stop();
+    await this.warm.destroyLeftovers();
   }
 
   async addresses(vm_id: string): Promise<MachineAddresses | null> {
@@ -155,6 +198,8 @@ export class SandboxDriver implements HypervisorDriver {
 
   async create(spec: MachineSpec): Promise<MachineInfo> {
     if (spec.image_name !== 'default') throw new Error(`sandbox has no image "${spec.image_name}" (only "default")`);
+    const claimed = await this.warm.claim(spec);
+    if (claimed) return claimed;
     await ensureBaseRootfs(this.options.cacheDir, this.log);
     await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true } });
     return this.bootReserved(spec.vm_id);
@@ -185,45 +230,67 @@ export class SandboxDriver implements HypervisorDriver {
     await layout.writeRecord(record);
   }
 
-  /**
-   * Disk, identity layer, overlay root, network and container of a reserved machine, up once its
-   * sshd answers on its address; undone entirely on failure.
-   */
+  /** Boots a reserved machine of a VM; undone entirely on failure. */
   private async bootReserved(vm_id: string): Promise<MachineInfo> {
     const layout = new MachineLayout(this.stateDir, vm_id);
     const record = (await layout.readRecord())!;
-    const { spec } = record;
     try {
-      // Checked per machine, not once: a limit that cannot be applied fails the create (closed).
-      const cgroups = await probeCgroups();
-      if (!cgroups.ok) throw new Error(`machine ${vm_id} cannot get its limits: ${cgroups.reason}`);
-      await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
-      await writeIdentityLayer(layout.identity, spec);
-      await mountOverlayRoot([layout.identity, ...this.lowerDirs(record.chain)], layout);
-      const lease = await this.network.attach(vm_id, spec.network_group, 'veth');
-      const config = containerConfig({
-        vmId: vm_id,
-        hostname: hostnameOf(spec),
-        rootfs: layout.merged,
-        networkSetup: this.network.namespaceSetupArgv(lease),
-        memMib: spec.mem_size_mib,
-        vcpus: spec.vcpu_count,
-        limitSwap: cgroups.swapAccounted,
-        init: INIT,
-      });
-      await writeFile(layout.config, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
-      await this.runtime.run(vm_id, layout.dir, layout.initLog);
-      const state = await this.runtime.state(vm_id);
-      const init = state && state.pid > 0 ? await identify(state.pid) : null;
-      if (!init) throw new Error(`sandbox init of ${vm_id} vanished right after starting`);
-      await layout.writeRecord({ ...record, init });
-      await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS, () => isAlive(init));
-      this.log(`sandbox: machine ${vm_id} running (init pid ${init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
-      return { vm_id, state: 'running', pid: init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
+      return await this.bootMachine(layout, this.network, record.spec.network_group);
     } catch (error) {
       await this.destroy(vm_id).catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * The runtime bundle of a machine whose directory will move (a warm machine's, renamed to its
+   * VM's when claimed): runc goes into the bundle directory for every exec, so it must stay where
+   * it was at the start. Under the state directory, by the id the machine runs under for life.
+   */
+  private movableBundle(container: string): string {
+    return join(this.stateDir, '.bundles', container);
+  }
+
+  /**
+   * Disk, identity layer, overlay root, network (on `network`, in `group`) and container of the
+   * machine reserved in `layout`, up once its sshd answers on its address; `bundle` is the
+   * runtime's bundle directory (the machine's own, unless it will move). On failure, what it made
+   * is left for the caller's teardown.
+   */
+  private async bootMachine(layout: MachineLayout, network: HostNetwork, group: string | null, bundle = layout.dir): Promise<MachineInfo> {
+    const record = (await layout.readRecord())!;
+    const { spec } = record;
+    const id = layout.container;
+    // Checked per machine, not once: a limit that cannot be applied fails the create (closed).
+    const cgroups = await probeCgroups();
+    if (!cgroups.ok) throw new Error(`machine ${spec.vm_id} cannot get its limits: ${cgroups.reason}`);
+    await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
+    await writeIdentityLayer(layout.identity, spec);
+    await mountOverlayRoot([layout.identity, ...this.lowerDirs(record.chain)], layout);
+    const lease = await network.attach(layout.vmId, group, 'veth');
+    const config = containerConfig({
+      vmId: id,
+      hostname: hostnameOf(spec),
+      rootfs: layout.merged,
+      networkSetup: network.namespaceSetupArgv(lease),
+      memMib: spec.mem_size_mib,
+      vcpus: spec.vcpu_count,
+      limitSwap: cgroups.swapAccounted,
+      init: INIT,
+    });
+    await writeFile(layout.config, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+    if (bundle !== layout.dir) {
+      await ensurePrivateDirectory(bundle);
+      await copyFile(layout.config, join(bundle, 'config.json'));
+    }
+    await this.runtime.run(id, bundle, layout.initLog);
+    const state = await this.runtime.state(id);
+    const init = state && state.pid > 0 ? await identify(state.pid) : null;
+    if (!init) throw new Error(`sandbox init of ${spec.vm_id} vanished right after starting`);
+    await layout.writeRecord({ ...record, init });
+    await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS, () => isAlive(init));
+    this.log(`sandbox: machine ${spec.vm_id} running (init pid ${init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
+    return { vm_id: spec.vm_id, state: 'running', pid: init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
   }
 
   private lowerDirs(chain: LayerChain): string[] {
@@ -237,16 +304,28 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   private async destroyLocked(vm_id: string): Promise<void> {
-    const layout = new MachineLayout(this.stateDir, vm_id);
+    await this.teardown(await this.layoutOf(vm_id), this.network);
+  }
+
+  /** The machine's paths, under the id it runs by (its record says, for a claimed warm machine). */
+  private async layoutOf(vm_id: string): Promise<MachineLayout> {
+    const record = await new MachineLayout(this.stateDir, vm_id).readRecord();
+    return new MachineLayout(this.stateDir, vm_id, containerOf(record, vm_id));
+  }
+
+  /** Everything the machine in `layout` holds, its lease on `network` (by its directory's name) included. */
+  private async teardown(layout: MachineLayout, network: HostNetwork): Promise<void> {
     const record = await layout.readRecord();
+    const id = layout.container;
     // The runtime kills everything in the container (thawing it first) and removes its cgroups.
-    if (await this.runtime.state(vm_id)) await this.runtime.delete(vm_id);
+    if (await this.runtime.state(id)) await this.runtime.delete(id);
     // An init the runtime did not know (a crash before its state was written) goes the same way:
     // PID 1 dying takes its whole PID namespace along; so do whatever cgroups are left.
     if (record?.init && !(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
-    await removeLeftoverCgroups(vm_id);
+    await removeLeftoverCgroups(id);
+    await rm(this.movableBundle(id), { recursive: true, force: true });
     // Before the machine's directory goes: a lease whose directory is gone is a sweep's to take.
-    await this.network.detach(vm_id);
+    await network.detach(layout.vmId);
     await unmountAllUnder(layout.merged);
     await rm(layout.merged, { recursive: true, force: true });
     await unmountAllUnder(layout.dir);
@@ -259,21 +338,21 @@ export class SandboxDriver implements HypervisorDriver {
   /** Pause and resume wait for a commit in progress, whose thaw would otherwise undo a pause. */
   async pause(vm_id: string): Promise<void> {
     await this.locks.run(vm_id, async () => {
-      await this.requireLive(vm_id);
-      await this.setFrozen(vm_id, true);
+      const { layout } = await this.requireLive(vm_id);
+      await this.setFrozen(layout, true);
     });
   }
 
   async resume(vm_id: string): Promise<void> {
     await this.locks.run(vm_id, async () => {
-      await this.requireLive(vm_id);
-      await this.setFrozen(vm_id, false);
+      const { layout } = await this.requireLive(vm_id);
+      await this.setFrozen(layout, false);
     });
   }
 
   /** Freezes or thaws through the runtime (the cgroup freezer); idempotent, as the port wants. */
-  private async setFrozen(vm_id: string, frozen: boolean): Promise<void> {
-    if ((await isMachineFrozen(vm_id)) === !frozen) await this.runtime.setPaused(vm_id, frozen);
+  private async setFrozen(layout: MachineLayout, frozen: boolean): Promise<void> {
+    if ((await isMachineFrozen(layout.container)) === !frozen) await this.runtime.setPaused(layout.container, frozen);
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
@@ -282,11 +361,12 @@ export class SandboxDriver implements HypervisorDriver {
     if (!existsSync(layout.dir)) return null;
     const record = await layout.readRecord();
     if (!record?.init || !(await isAlive(record.init))) return 'dead';
+    const container = containerOf(record, vm_id);
     // A machine an older driver started (bare namespaces, no container config, or the host's
     // network namespace, which would leave the host in its reach) is not run by this one: dead, so
     // the worker reports it and destroy clears it away.
     if (!existsSync(layout.config) || record.spec.network_group === undefined) return 'dead';
-    const frozen = await isMachineFrozen(vm_id);
+    const frozen = await isMachineFrozen(container);
     if (frozen === null) return 'dead';
     return frozen ? 'paused' : 'running';
   }
@@ -322,7 +402,7 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   private execTarget(layout: MachineLayout): ContainerExecTarget {
-    return { runtime: this.runtime, id: layout.vmId, scratchDir: layout.dir };
+    return { runtime: this.runtime, id: layout.container, scratchDir: layout.dir };
   }
 
   /**
@@ -345,12 +425,12 @@ export class SandboxDriver implements HypervisorDriver {
       await mkdir(scratch);
       try {
         const captured = join(scratch, 'layer');
-        const wasRunning = (await isMachineFrozen(vm_id)) === false;
-        if (wasRunning) await this.runtime.setPaused(vm_id, true);
+        const wasRunning = (await isMachineFrozen(layout.container)) === false;
+        if (wasRunning) await this.runtime.setPaused(layout.container, true);
         try {
           await runCommand('cp', ['-a', `${layout.upper}/.`, captured]);
         } finally {
-          if (wasRunning && !options.keep_paused) await this.runtime.setPaused(vm_id, false);
+          if (wasRunning && !options.keep_paused) await this.runtime.setPaused(layout.container, false);
         }
         let chain: LayerChain = { snapshots: [snapshot_id, ...record.chain.snapshots], base: record.chain.base };
         if (chain.snapshots.length > MAX_SNAPSHOT_LAYERS) {
@@ -454,7 +534,7 @@ export class SandboxDriver implements HypervisorDriver {
   ): Promise<{ layout: MachineLayout; record: MachineRecord; init: ProcessIdentity; state: 'running' | 'paused' }> {
     const state = await this.status(vm_id);
     if (!state) throw new MachineNotFoundError(vm_id);
-    const layout = new MachineLayout(this.stateDir, vm_id);
+    const layout = await this.layoutOf(vm_id);
     const record = await layout.readRecord();
     if (state === 'dead' || !record?.init) throw new MachineStateError(vm_id, `machine ${vm_id} is dead`);
     return { layout, record, init: record.init, state };

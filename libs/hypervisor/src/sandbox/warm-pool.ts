@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import { readdir, rename, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { MachineInfo, MachineSpec } from '../hypervisor-driver.port';
+import { ensurePrivateDirectory } from '../host/private-directory';
+import { isSafeId } from '../host/safe-id';
+import { sleep } from '../host/sleep';
+import type { HostNetwork } from '../network/host-network';
+import { setMachineHostname } from './machine-hostname';
+import { hostnameOf, rewriteIdentityLayer } from './machine-identity-files';
+import { MachineLayout, type MachineRecord } from './machine-layout';
+
+/** The shape of a machine: what its cgroups and disk were made for. */
+export type MachineShape = Pick<MachineSpec, 'vcpu_count' | 'mem_size_mib' | 'fs_size_mib'>;
+
+export interface WarmPoolOptions {
+  /** Machines kept booted and waiting (0: none). */
+  size: number;
+  /** The shape they are made in until a create asks for another (then the pool follows it). */
+  shape: MachineShape;
+}
+
+/** What the pool needs of the driver: to boot and to tear down a machine in a directory of its own. */
+export interface WarmPoolHost {
+  /** The driver's state directory: a claimed machine's directory moves there, as `<vm_id>`. */
+  stateDir: string;
+  /** The VMs' network, which takes a claimed machine's lease over (HostNetwork.adopt). */
+  network: HostNetwork;
+  /** Boots the machine reserved in `layout` (its record written), in no network group; throws on failure. */
+  boot(layout: MachineLayout): Promise<MachineInfo>;
+  /** Tears down whatever the machine in `layout` holds, its lease (by its warm id) included; idempotent. */
+  destroy(layout: MachineLayout): Promise<void>;
+  log: (line: string) => void;
+}
+
+/** Warm machines booting at once: the pool refills behind a burst without taking the host from it. */
+const FILL_CONCURRENCY = 2;
+
+/**
+ * Machines of the default image booted ahead of time, so that a create is a claim plus identity.
+ * A warm machine is a whole machine (disk, identity layer with its own machine id and SSH host
+ * key, overlay root, container, a network port of no group: it reaches no machine and no machine
+ * reaches it, sshd answering), made in `<stateDir>/.warm/<id>`, where the worker's list never
+ * looks, under an id of its own that it keeps for life (its container, cgroups and root mount).
+ *
+ * A create of the pool's shape claims one (handOver): the files of its identity layer that say
+ * whose it is (hostname, environment, spec, authorized key) are rewritten in place, its hostname
+ * set, its lease handed to the VM and joined to the VM's group (the org's walls), its record
+ * written, and its directory renamed to `<stateDir>/<vm_id>`; from then on it is the VM's machine
+ * like any other. Each warm machine is claimed at most once, and it ran nothing of anyone's
+ * before, so nothing of one tenant can reach another. A warm machine that cannot be handed over is
+ * destroyed and the create made cold.
+ *
+ * Crash safety: warm machines are never adopted. Whatever a start finds in the warm directory
+ * (waiting, half made, or half handed over) is destroyed, and the pool filled again; a lease
+ * handed over whose directory never moved in is a sweep's to take back (its directory is gone).
+ */
+export class WarmPool {
+  private readonly dir: string;
+  private readonly waiting: string[] = [];
+  private shape: MachineShape;
+  private booting = 0;
+  private failures = 0;
+  private stopped = true;
+  private readonly full: (() => void)[] = [];
+  private readonly settled = new Set<Promise<void>>();
+
+  constructor(
+    private readonly host: WarmPoolHost,
+    private readonly options: WarmPoolOptions,
+  ) {
+    this.dir = join(host.stateDir, '.warm');
+    this.shape = options.shape;
+  }
+
+  /** Destroys what an earlier run left in the warm directory, then starts filling the pool (if it has a size). */
+  async start(): Promise<void> {
+    if (this.options.size === 0) return;
+    await ensurePrivateDirectory(this.host.stateDir);
+    await ensurePrivateDirectory(this.dir);
+    await this.destroyLeftovers();
+    this.stopped = false;
+    this.fill();
+  }
+
+  /** Destroys every machine in the warm directory that this pool is not keeping (all of them, once stopped). */
+  async destroyLeftovers(): Promise<void> {
+    const ids = (await readdir(this.dir).catch(() => [] as string[])).filter((id) => isSafeId(id) && !this.waiting.includes(id));
+    for (const id of ids) {
+      await this.host.destroy(new MachineLayout(this.dir, id)).catch((error: Error) => this.host.log(`sandbox: removing warm machine ${id} failed: ${error.message}`));
+    }
+  }
+
+  /** Stops filling and destroys every warm machine (a claimed one is a VM's, and stays). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.allSettled([...this.settled]);
+    for (const id of this.waiting.splice(0)) await this.host.destroy(new MachineLayout(this.dir, id)).catch(() => undefined);
+  }
+
+  /** Resolves once the pool holds its size of waiting machines (benchmarks wait for it). */
+  whenFull(): Promise<void> {
+    if (this.waiting.length >= this.options.size) return Promise.resolve();
+    return new Promise((resolve) => this.full.push(resolve));
+  }
+
+  /**
+   * The machine for `spec` made out of a warm one, or null when none fits (another image, another
+   * shape: the pool then turns to that shape; or none waiting): the caller creates it cold.
+   */
+  async claim(spec: MachineSpec): Promise<MachineInfo | null> {
+    if (this.stopped || this.options.size === 0 || spec.image_name !== 'default') return null;
+    if (!sameShape(spec, this.shape)) {
+      this.reshape(spec);
+      return null;
+    }
+    const id = this.waiting.shift();
+    this.fill();
+    if (!id) return null;
+    try {
+      return await this.handOver(id, spec);
+    } catch (error) {
+      this.host.log(`sandbox: handing warm machine ${id} to ${spec.vm_id} failed, creating it cold: ${(error as Error).message}`);
+      await this.discard(id, spec.vm_id);
+      return null;
+    }
+  }
+
+  private async handOver(id: string, spec: MachineSpec): Promise<MachineInfo> {
+    const warm = new MachineLayout(this.dir, id);
+    const record = await warm.readRecord();
+    if (!record?.init) throw new Error(`warm machine ${id} has no init on record`);
+    // The VM's name first: refused if it exists, as a cold create would be (MachineDirectory.claim).
+    await new MachineLayout(this.host.stateDir, spec.vm_id).claim();
+    await rewriteIdentityLayer(warm.identity, spec);
+    await setMachineHostname(record.init.pid, hostnameOf(spec));
+    const lease = await this.host.network.adopt(id, spec.vm_id, spec.network_group);
+    const claimed: MachineRecord = { spec, source_snapshot_id: null, chain: record.chain, init: record.init, container: id };
+    await warm.writeRecord(claimed);
+    // Onto the empty directory the claim made: one rename, the machine is the VM's.
+    await rename(warm.dir, join(this.host.stateDir, spec.vm_id));
+    this.host.log(`sandbox: machine ${spec.vm_id} running (warm machine ${id}, init pid ${record.init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
+    return { vm_id: spec.vm_id, state: 'running', pid: record.init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
+  }
+
+  /** A warm machine that could not be handed over: gone, with whatever of the VM's the attempt made. */
+  private async discard(id: string, vm_id: string): Promise<void> {
+    await this.host.destroy(new MachineLayout(this.dir, id)).catch((error: Error) => this.host.log(`sandbox: removing warm machine ${id} failed: ${error.message}`));
+    await this.host.network.detach(vm_id).catch(() => undefined);
+    await rmdir(join(this.host.stateDir, vm_id)).catch(() => undefined); // only the empty claim: a moved-in machine is not empty
+  }
+
+  /** Creates of another shape: the pool follows them (its waiting machines of the old shape go). */
+  private reshape(shape: MachineShape): void {
+    this.shape = { vcpu_count: shape.vcpu_count, mem_size_mib: shape.mem_size_mib, fs_size_mib: shape.fs_size_mib };
+    const old = this.waiting.splice(0);
+    this.track((async () => {
+      for (const id of old) await this.host.destroy(new MachineLayout(this.dir, id)).catch(() => undefined);
+    })());
+    this.fill();
+  }
+
+  private fill(): void {
+    while (!this.stopped && this.booting < FILL_CONCURRENCY && this.waiting.length + this.booting < this.options.size) {
+      this.booting++;
+      this.track(this.bootOne().finally(() => {
+        this.booting--;
+        this.fill();
+      }));
+    }
+  }
+
+  private async bootOne(): Promise<void> {
+    // After failures, wait a little more each time (a host out of something stays so for a while).
+    if (this.failures > 0) await sleep(Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6)));
+    if (this.stopped) return;
+    const shape = this.shape;
+    const id = randomUUID();
+    const layout = new MachineLayout(this.dir, id);
+    try {
+      await layout.claim();
+      await ensurePrivateDirectory(layout.dir);
+      const spec: MachineSpec = { vm_id: id, ...shape, image_name: 'default', env: {}, identity: { hostname: id, ssh_authorized_key: null }, network_group: '' };
+      await layout.writeRecord({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true } });
+      await this.host.boot(layout);
+    } catch (error) {
+      this.failures++;
+      this.host.log(`sandbox: booting a warm machine failed (the pool tries again): ${(error as Error).message}`);
+      await this.host.destroy(layout).catch(() => undefined);
+      return;
+    }
+    this.failures = 0;
+    if (this.stopped || shape !== this.shape) {
+      await this.host.destroy(layout).catch(() => undefined);
+      return;
+    }
+    this.waiting.push(id);
+    if (this.waiting.length >= this.options.size) this.full.splice(0).forEach((resolve) => resolve());
+  }
+
+  private track(work: Promise<void>): void {
+    this.settled.add(work);
+    void work.finally(() => this.settled.delete(work));
+  }
+}
+
+function sameShape(a: MachineShape, b: MachineShape): boolean {
+  return a.vcpu_count === b.vcpu_count && a.mem_size_mib === b.mem_size_mib && a.fs_size_mib === b.fs_size_mib;
+}
