@@ -26,6 +26,7 @@ async function allAtOnce(count: number, call: (index: number) => Promise<unknown
 }
 
 const summary = (outcomes: Outcome[], wallMs: number) => {
+  if (outcomes.length === 0) return 'none';
   const errors = outcomes.filter((outcome) => outcome.error);
   const first = errors[0]?.error ? ` (first: ${errors[0].error.slice(0, 120)})` : '';
   return `${spreadOf(outcomes.map((outcome) => outcome.ms))}, wall ${(wallMs / 1000).toFixed(2)} s, ${errors.length} error(s)${first}`;
@@ -48,7 +49,7 @@ export async function benchConcurrentMachines(hypervisor: 'sandbox' | 'qemu' | '
     const load = loadavg()[0]; // before the burst: what else the host was doing
     const vms: string[] = [];
     const [created, createWall] = await allAtOnce(count, async () => {
-      const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', {});
+      const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: {} });
       vms.push(vm_id);
     });
     const [deleted, deleteWall] = await allAtOnce(vms.length, (index) => bench.call('DELETE', `/api/v1/vm/${vms[index]}`));

@@ -7,9 +7,10 @@ packages=""
 for purpose in "$@"; do
   case "$purpose" in
     # sandbox driver: runc runs its machines (OCI runtime); debootstrap builds its base root
-    # filesystem; btrfs-progs its machine disks; util-linux losetup/findmnt/flock; openssh-client
-    # ssh-keygen for machine identities (and ssh, which the tests reach machines with); iproute2
-    # and nftables the machines' networks (bridge, veth/tap ports, isolation and NAT rules).
+    # filesystem; btrfs-progs its machine disks; util-linux losetup/findmnt/nsenter; openssh-client
+    # ssh and ssh-keygen, which the tests reach and check machines with (host keys are made
+    # in-process; host locks are held by perl, which every Debian has); iproute2 and nftables the
+    # machines' networks (bridge, veth/tap ports, isolation and NAT rules).
     sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables" ;;
     # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
     # its guest image (root disk, initramfs); iproute2 and nftables the machines' networks.

@@ -1,3 +1,4 @@
+import './uv-threadpool';
 import 'reflect-metadata';
 import { join } from 'node:path';
 import { openEventStore, runArborProcess, Secrets } from '@arbor/application';

@@ -8,11 +8,12 @@ import { loadShellAuthSettings, loadTrustProxy, type ShellAuthSettings } from '.
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
 
 /**
- * Machine operations the worker runs at once by default: four per CPU, so a burst keeps the host
- * busy (an operation waits on its tools and its machine as much as it computes) without drowning it.
+ * Machine operations the worker runs at once by default: sixteen per CPU. Most of an operation is
+ * waiting (on the kernel, a machine, a lock, a disk), and a claim of a warm machine or a destroy
+ * costs little CPU; the drivers bound their own dear work (booting a machine cold) to the CPUs.
  */
 export function defaultWorkerConcurrency(): number {
-  return 4 * availableParallelism();
+  return 16 * availableParallelism();
 }
 
 /** Every setting Arbor reads, from the environment, in one place. */

@@ -1,17 +1,15 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { LineHelper } from './line-helper';
 
 /**
- * The helper that holds a lock file's flock(2) for this process: perl (in every Debian), reading
- * `lock` / `unlock` lines and answering each with a line once done. It lives as long as this
- * process uses the lock (its stdin is our pipe: our exit, even a SIGKILL, closes it, the helper
- * exits and the kernel releases the lock), so taking the lock costs a pipe round trip, not a
- * process spawn (flock(1) per hold cost two spawns, tens of milliseconds on a loaded host).
+ * The helper that holds a lock file's flock(2) for this process (a LineHelper): perl (in every
+ * Debian), reading `lock` / `unlock` lines and answering each once done. Our exit, even a SIGKILL,
+ * ends it, and the kernel releases the lock; taking the lock costs a pipe round trip, not a
+ * process spawn (flock(1) per hold cost two, tens of milliseconds on a loaded host).
  */
 const HOLDER = String.raw`
 use Fcntl qw(:flock O_RDWR O_CREAT);
 $| = 1;
 sysopen(my $fh, $ARGV[0], O_RDWR | O_CREAT, 0600) or die "open $ARGV[0]: $!\n";
-print "ready\n";
 while (my $line = <STDIN>) {
   chomp $line;
   if ($line eq 'lock') { flock($fh, LOCK_EX) or die "flock $ARGV[0]: $!\n"; print "locked\n"; }
@@ -20,64 +18,27 @@ while (my $line = <STDIN>) {
 }
 `;
 
-/** One lock file's holder process and the answers it owes, in order. */
+/** One lock file's holder process. */
 class LockHolder {
-  private readonly child: ChildProcessWithoutNullStreams;
-  private readonly answers: { expect: string; resolve: () => void; reject: (error: Error) => void }[] = [];
-  private buffered = '';
-  private stderr = '';
-  exited = false;
+  private readonly helper: LineHelper;
 
-  constructor(lockPath: string) {
-    this.child = spawn('perl', ['-e', HOLDER, lockPath], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.answers.push({ expect: 'ready', resolve: () => undefined, reject: () => undefined });
-    this.child.stdout.on('data', (data: Buffer) => {
-      this.buffered += data.toString();
-      for (let end = this.buffered.indexOf('\n'); end >= 0; end = this.buffered.indexOf('\n')) {
-        const line = this.buffered.slice(0, end);
-        this.buffered = this.buffered.slice(end + 1);
-        const answer = this.answers.shift();
-        if (answer?.expect === line) answer.resolve();
-        else answer?.reject(new Error(`lock holder for ${lockPath} answered "${line}" to ${answer.expect}`));
-      }
-      this.settleRef();
-    });
-    this.child.stderr.on('data', (data: Buffer) => (this.stderr = (this.stderr + data.toString()).slice(-2000)));
-    this.child.stdin.on('error', () => undefined); // its exit says what went wrong
-    const fail = (why: string) => {
-      this.exited = true;
-      const error = new Error(`lock holder for ${lockPath} ${why}: ${this.stderr.trim() || 'no message'}`);
-      this.answers.splice(0).forEach((answer) => answer.reject(error));
-    };
-    this.child.once('error', (error) => fail(`could not start (${error.message})`));
-    this.child.once('exit', (code, signal) => fail(`exited (${signal ?? code})`));
-    this.settleRef();
+  constructor(private readonly lockPath: string) {
+    this.helper = new LineHelper(['perl', '-e', HOLDER, lockPath], `lock holder for ${lockPath}`);
   }
 
-  /** Sends a request; resolves on its answer. */
-  ask(request: 'lock' | 'unlock'): Promise<void> {
-    if (this.exited) return Promise.reject(new Error('lock holder is gone'));
-    const answered = new Promise<void>((resolve, reject) => this.answers.push({ expect: request === 'lock' ? 'locked' : 'unlocked', resolve, reject }));
-    this.child.stdin.write(`${request}\n`);
-    this.settleRef();
-    return answered;
+  get exited(): boolean {
+    return this.helper.exited;
   }
 
-  /** Keeps this process alive only while an answer is awaited: an idle holder never holds an exit up. */
-  private settleRef(): void {
-    const handle = (this.child.stdout as unknown as { _handle?: { ref(): void; unref(): void } })._handle;
-    if (this.answers.length > 0) {
-      this.child.ref();
-      handle?.ref();
-    } else {
-      this.child.unref();
-      handle?.unref();
-    }
+  /** Asks for the lock (`lock`) or gives it back (`unlock`); resolves once done. */
+  async ask(request: 'lock' | 'unlock'): Promise<void> {
+    const answer = await this.helper.ask(request);
+    const expected = request === 'lock' ? 'locked' : 'unlocked';
+    if (answer !== expected) throw new Error(`lock holder for ${this.lockPath} answered "${answer}" to ${request}`);
   }
 
-  /** Ends the holder (its input closed, it exits and the kernel drops the file). */
   close(): void {
-    this.child.stdin.end();
+    this.helper.close();
   }
 }
 

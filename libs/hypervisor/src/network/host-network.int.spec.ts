@@ -187,6 +187,25 @@ describeAsRoot('HostNetwork on this host', () => {
     for (const group of groups) expect(ruleset).not.toContain(groupChain(group));
   });
 
+  it('takes an address whose rules were left behind (no lease holds it), clearing them', async () => {
+    // Rules of a machine that went without a detach (another installation's, a crash): the next
+    // free address in a stale group's set and verdict map.
+    const address = network.plan.ipv4At(network.plan.machineIndexes.first);
+    const stale = 'group_5ta1e5ta1e5ta1e5';
+    sh(`nft add set inet ${settings.bridge} ${stale}_4 '{ type ipv4_addr; }'; nft add chain inet ${settings.bridge} ${stale}`);
+    sh(`nft add element inet ${settings.bridge} ${stale}_4 '{ ${address} }'; nft add element inet ${settings.bridge} group4 '{ ${address} : jump ${stale} }'`);
+    const machine = await attach('org-z');
+    try {
+      expect(machine.lease.ipv4).toBe(address);
+      const rules = sh(`nft list table inet ${settings.bridge}`);
+      expect(rules).toContain(`${address} : jump ${groupChain('org-z')}`);
+      expect(sh(`nft list set inet ${settings.bridge} ${stale}_4`)).not.toContain(address);
+    } finally {
+      await remove(machine);
+      sh(`nft delete chain inet ${settings.bridge} ${stale}; nft delete set inet ${settings.bridge} ${stale}_4; true`);
+    }
+  });
+
   it('adopts what it finds on a restart, and sweeps what belongs to no machine', async () => {
     const keptMachine = await attach('org-d');
     const kept = keptMachine.lease;

@@ -9,7 +9,7 @@ import { withHostLock } from '../host/host-lock';
 import { runCommand, runCommandWithInput } from '../host/run-command';
 import { AddressPlan, GATEWAY_LINK_LOCAL, linkLocalOf } from './address-plan';
 import { guestInterfaceBatch, NAMESPACE_SETUP_SCRIPT, tapCreationBatch } from './machine-port';
-import { NETWORK_REGISTRY_DIR, NetworkLeases, type NetworkLease } from './network-leases';
+import { NETWORK_REGISTRY_DIR, NetworkLeases, NO_GROUP, type NetworkLease } from './network-leases';
 import type { NetworkSettings } from './network-settings';
 import { NetworkBatch, type AdoptRequest, type AttachRequest, type NetworkWork } from './network-batch';
 import { NftRules } from './nft-rules';
@@ -54,7 +54,7 @@ export class HostNetwork {
     this.plan = new AddressPlan(settings, hostMachineId());
     const inboundIpv6 = settings.ipv6Prefix !== null;
     this.rules = new NftRules(this.plan, { egress: settings.egress, inboundIpv6 });
-    this.leases = new NetworkLeases(join(NETWORK_REGISTRY_DIR, settings.bridge, 'leases'));
+    this.leases = NetworkLeases.in(join(NETWORK_REGISTRY_DIR, settings.bridge, 'leases'));
     this.record = { ipv4_subnet: this.plan.ipv4Subnet, ipv6_prefix: this.plan.ipv6Prefix, egress: settings.egress, inbound_ipv6: inboundIpv6 };
   }
 
@@ -77,7 +77,7 @@ export class HostNetwork {
    * Attaches and detaches asked in one turn of the event loop go together (NetworkBatch): one hold
    * of the host lock, one read of the leases, one `nft` transaction and one `ip -batch` for all.
    */
-  async attach(vmId: string, group: string | null, port: NetworkLease['port']): Promise<NetworkLease> {
+  async attach(vmId: string, group: string, port: NetworkLease['port']): Promise<NetworkLease> {
     await this.ensureReady();
     return this.batch.attach(vmId, group, port);
   }
@@ -266,7 +266,6 @@ export class HostNetwork {
       for (const request of attaches) {
         try {
           const lease = this.allocate(request, leases, names);
-          await this.leases.put(lease);
           leases.push(lease);
           names.add(lease.ifname);
           request.lease = lease;
@@ -274,7 +273,10 @@ export class HostNetwork {
           request.error = error as Error;
         }
       }
-      await this.makePorts(attaches.filter((request) => request.lease), leases);
+      const allocated = attaches.filter((request) => request.lease);
+      // The leases before anything they name is made (a crash leaves them for a sweep).
+      await Promise.all(allocated.map((request) => this.leases.put(request.lease!)));
+      await this.makePorts(allocated, leases);
     });
   }
 
@@ -284,32 +286,34 @@ export class HostNetwork {
    * leases of one port, the new one abandoned until its directory appears: a sweep takes it back.
    */
   private async adoptAll(adoptions: AdoptRequest[], held: NetworkLease[]): Promise<void> {
-    const joined: (NetworkLease & { group: string })[] = [];
+    const joined: NetworkLease[] = [];
     for (const request of adoptions) {
       const warm = held.find((lease) => lease.vm_id === request.from);
-      if (!warm || warm.group !== null) {
+      if (!warm || warm.group !== NO_GROUP) {
         request.error = new Error(`machine ${request.from} holds no lease of no group to hand to ${request.vmId}`);
         continue;
       }
       const lease = { ...warm, vm_id: request.vmId, owner: this.owner, group: request.group };
-      await this.leases.put(lease);
       joined.push(lease);
       request.lease = lease;
     }
     if (joined.length === 0) return;
-    await this.nft(joined.map((lease) => this.rules.joinScript(lease)).join('')).catch(async () => {
+    await Promise.all(joined.map((lease) => this.leases.put(lease)));
+    await this.nft(this.rules.joinScript(joined)).catch(async () => {
       for (const lease of joined) {
-        await this.nft(this.rules.joinScript(lease)).catch((error: Error) => {
-          const request = adoptions.find((candidate) => candidate.vmId === lease.vm_id)!;
-          request.error = error;
-        });
+        // Alone, with a second try as for an attach (makePorts): the addresses are this lease's own.
+        const join = () => this.nft(this.rules.joinScript([lease]));
+        await join()
+          .catch(async () => {
+            await this.clearAddresses(lease);
+            await join();
+          })
+          .catch((error: Error) => {
+            adoptions.find((candidate) => candidate.vmId === lease.vm_id)!.error = error;
+          });
       }
     });
-    for (const request of adoptions) {
-      if (!request.lease) continue;
-      if (request.error) await this.leases.remove(request.vmId);
-      else await this.leases.remove(request.from);
-    }
+    await Promise.all(adoptions.filter((request) => request.lease).map((request) => this.leases.remove(request.error ? request.vmId : request.from)));
     // What the rest of the batch sees: the leases as they now are.
     const adopted = adoptions.filter((request) => request.lease && !request.error);
     for (const request of adopted) held.splice(held.findIndex((lease) => lease.vm_id === request.from), 1, request.lease!);
@@ -327,7 +331,16 @@ export class HostNetwork {
         for (const lease of live) await all([lease]).catch((error: Error) => failed.set(lease.vm_id, error));
       });
     };
-    await step((batch) => this.nft(batch.map((lease) => this.rules.attachScript(lease)).join('')));
+    await step(async (batch) => {
+      // Alone, a machine's rules get a second try with whatever of its addresses the rules hold
+      // taken out first: no lease holds them (its lease is the one just made), so they are stale.
+      const attach = () => this.nft(this.rules.attachScript(batch));
+      if (batch.length > 1) return attach();
+      return attach().catch(async () => {
+        await this.clearAddresses(batch[0]);
+        return attach();
+      });
+    });
     await step((batch) => {
       const taps = batch.filter((lease) => lease.port === 'tap');
       return taps.length ? runCommandWithInput('ip', ['-batch', '-'], taps.map((lease) => tapCreationBatch(lease, this.plan.bridge)).join('')) : Promise.resolve();
@@ -382,10 +395,21 @@ export class HostNetwork {
     });
     const going = new Set(leases.map((lease) => lease.vm_id));
     const remaining = new Set(held.filter((lease) => !going.has(lease.vm_id)).map((lease) => lease.group));
-    const groups = leases.map((lease) => lease.group).filter((group): group is string => group !== null);
+    const groups = leases.map((lease) => lease.group).filter((group) => group !== NO_GROUP);
     const emptied = [...new Set(groups)].filter((group) => !remaining.has(group));
     for (const group of emptied) await this.nft(this.rules.groupRemovalScript(group)).catch(() => undefined);
-    for (const lease of leases) await this.leases.remove(lease.vm_id);
+    await Promise.all(leases.map((lease) => this.leases.remove(lease.vm_id)));
+  }
+
+  /**
+   * Takes the lease's addresses out of every group's set and verdict map, one element at a time
+   * (an element that is not there fails alone): what a machine that went without its rules (an
+   * installation of another version on the bridge, a crash) may have left on addresses now leased
+   * anew. Only on a second try: a first one that fails is the sign.
+   */
+  private async clearAddresses(lease: NetworkLease): Promise<void> {
+    this.log(`network: clearing stale rules of ${lease.ipv4} and ${lease.ipv6} before ${lease.vm_id} takes them`);
+    for (const element of this.rules.addressElements(lease, await this.groupChains())) await this.nft(`delete element ${element}\n`).catch(() => undefined);
   }
 
   private async groupChains(): Promise<string[]> {
@@ -410,7 +434,7 @@ export class HostNetwork {
 async function leasesOfEveryBridge(): Promise<NetworkLease[]> {
   const bridges = await readdir(NETWORK_REGISTRY_DIR, { withFileTypes: true }).catch(() => []);
   const leases = await Promise.all(
-    bridges.filter((entry) => entry.isDirectory()).map((entry) => new NetworkLeases(join(NETWORK_REGISTRY_DIR, entry.name, 'leases')).all()),
+    bridges.filter((entry) => entry.isDirectory()).map((entry) => NetworkLeases.in(join(NETWORK_REGISTRY_DIR, entry.name, 'leases')).all()),
   );
   return leases.flat();
 }

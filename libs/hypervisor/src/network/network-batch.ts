@@ -3,7 +3,7 @@ import type { NetworkLease } from './network-leases';
 /** A machine's attach as a batch carries it out: its lease once made, or why it could not be. */
 export interface AttachRequest {
   vmId: string;
-  group: string | null;
+  group: string;
   port: NetworkLease['port'];
   lease?: NetworkLease;
   error?: Error;
@@ -45,7 +45,7 @@ export class NetworkBatch {
 
   constructor(private readonly carryOut: (work: NetworkWork) => Promise<void>) {}
 
-  attach(vmId: string, group: string | null, port: NetworkLease['port']): Promise<NetworkLease> {
+  attach(vmId: string, group: string, port: NetworkLease['port']): Promise<NetworkLease> {
     return new Promise((resolve, reject) => {
       this.attaches.push({ vmId, group, port, resolve, reject });
       this.schedule();

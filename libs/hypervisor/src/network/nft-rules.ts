@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AddressPlan } from './address-plan';
-import type { NetworkLease } from './network-leases';
+import { NO_GROUP, type NetworkLease } from './network-leases';
 
 /**
  * The nftables rules that keep machines apart, in two tables of Arbor's own, named after the
@@ -111,15 +111,16 @@ export class NftRules {
     ].join('\n');
   }
 
-  /** Admits the machine's addresses on its port and joins it to its group, if it has one (before the port exists). */
-  attachScript(lease: NetworkLease): string {
-    const group = lease.group === null ? [] : this.groupLines(lease.group);
-    return [...group, ...this.elements(lease).map((element) => `add element ${element}`), ''].join('\n');
+  /** Admits the machines' addresses on their ports and joins each to its group, if it has one (before the ports exist). */
+  attachScript(leases: NetworkLease[]): string {
+    const groups = uniqueGroups(leases).flatMap((group) => this.groupLines(group));
+    return [...groups, ...leases.flatMap((lease) => this.elements(lease)).map((element) => `add element ${element}`), ''].join('\n');
   }
 
-  /** Joins a machine of no group (a warm one) to `lease.group`: its group's chain and sets, its addresses in them. */
-  joinScript(lease: NetworkLease & { group: string }): string {
-    return [...this.groupLines(lease.group), ...this.groupElements(lease).map((element) => `add element ${element}`), ''].join('\n');
+  /** Joins machines of no group (warm ones) to their leases' groups: the groups' chains and sets, their addresses in them. */
+  joinScript(leases: NetworkLease[]): string {
+    const groups = uniqueGroups(leases).flatMap((group) => this.groupLines(group));
+    return [...groups, ...leases.flatMap((lease) => this.groupElements(lease)).map((element) => `add element ${element}`), ''].join('\n');
   }
 
   /**
@@ -131,7 +132,7 @@ export class NftRules {
   rebuildScript(leases: NetworkLease[], groupChains: string[]): string {
     const b = `bridge ${this.table}`;
     const i = `inet ${this.table}`;
-    const groups = [...new Set(leases.map((lease) => lease.group).filter((group): group is string => group !== null))];
+    const groups = uniqueGroups(leases);
     const live = new Set(groups.map(groupChain));
     return [
       ...['ports', 'port_mac', 'port_ip4', 'port_ip6'].map((set) => `flush set ${b} ${set}`),
@@ -173,9 +174,19 @@ export class NftRules {
     ];
   }
 
+  /** The lease's addresses as keys of every group's sets (`groupChains`: the table's group chains) and of the verdict maps. */
+  addressElements(lease: NetworkLease, groupChains: string[]): string[] {
+    const i = `inet ${this.table}`;
+    return [
+      `${i} group4 { ${lease.ipv4} }`,
+      `${i} group6 { ${lease.ipv6} }`,
+      ...groupChains.flatMap((chain) => [`${i} ${chain}_4 { ${lease.ipv4} }`, `${i} ${chain}_6 { ${lease.ipv6} }`]),
+    ];
+  }
+
   /** The machine's addresses in its group's sets and verdict maps (none without a group). */
   private groupElements(lease: NetworkLease): string[] {
-    if (lease.group === null) return [];
+    if (lease.group === NO_GROUP) return [];
     const i = `inet ${this.table}`;
     const group = groupChain(lease.group);
     return [
@@ -195,6 +206,11 @@ export class NftRules {
     const i = `inet ${this.table}`;
     return [`delete chain ${i} ${chain}`, `delete set ${i} ${chain}_4`, `delete set ${i} ${chain}_6`];
   }
+}
+
+/** The groups the leases are in, each once. */
+function uniqueGroups(leases: NetworkLease[]): string[] {
+  return [...new Set(leases.map((lease) => lease.group).filter((group) => group !== NO_GROUP))];
 }
 
 /**

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { chmod, mkdir, open, writeFile } from 'node:fs/promises';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MachineSpec } from '../hypervisor-driver.port';
 import { formatEnvironmentFile } from '../guest-environment';
-import { runCommand } from '../host/run-command';
+import { newOpenSshHostKey } from '../host/openssh-key';
 import { shiftIntoGuestRange } from './guest-ids';
 
 /** The machine's hostname, as its spec names it. */
@@ -30,8 +30,8 @@ const DIRECTORIES: Array<[path: string, mode: number]> = [
  * snapshots, so every machine started from one gets its own identity on top.
  *
  * The base image's sshd (guest-ssh.ts) serves with this host key and lets root in with the
- * authorized key. The host key is made by the host's `ssh-keygen` (openssh-client), the reference
- * implementation of the OpenSSH key format. The guest clock is the host's (shared kernel), so it
+ * authorized key. The host key is made in-process (newOpenSshHostKey: OpenSSH's own file format,
+ * no `ssh-keygen` process per machine). The guest clock is the host's (shared kernel), so it
  * needs no reset.
  */
 export async function writeIdentityLayer(layerDir: string, spec: MachineSpec): Promise<void> {
@@ -45,10 +45,9 @@ export async function writeIdentityLayer(layerDir: string, spec: MachineSpec): P
   }
   await writeFile(join(layerDir, 'etc/machine-id'), `${randomBytes(16).toString('hex')}\n`, { mode: 0o444 });
   await chmod(join(layerDir, 'etc/machine-id'), 0o444);
-  await runCommand('ssh-keygen', [
-    '-q', '-t', 'ed25519', '-N', '', '-C', `root@${hostnameOf(spec)}`,
-    '-f', join(layerDir, 'etc/ssh/ssh_host_ed25519_key'),
-  ]);
+  const hostKey = newOpenSshHostKey(`root@${hostnameOf(spec)}`);
+  await writeFile(join(layerDir, 'etc/ssh/ssh_host_ed25519_key'), hostKey.privateKey, { mode: 0o600 });
+  await writeFile(join(layerDir, 'etc/ssh/ssh_host_ed25519_key.pub'), `${hostKey.publicKey}\n`, { mode: 0o644 });
   // Written by host root, owned by guest root (and the modes above kept).
   await shiftIntoGuestRange(layerDir);
 }
@@ -78,12 +77,14 @@ function ownedFiles(spec: MachineSpec): [path: string, content: string, mode: nu
  * already has (the host made every path in it; nothing of a guest's steers the writes).
  */
 export async function rewriteIdentityLayer(layerDir: string, spec: MachineSpec): Promise<void> {
+  // Synchronous: four small writes to the page cache, which Node's thread pool, busy with fsyncs
+  // when many machines are made at once, would otherwise hold up for a good part of a claim.
   for (const [path, content] of ownedFiles(spec)) {
-    const file = await open(join(layerDir, path), constants.O_WRONLY | constants.O_TRUNC | constants.O_NOFOLLOW);
+    const fd = openSync(join(layerDir, path), constants.O_WRONLY | constants.O_TRUNC | constants.O_NOFOLLOW);
     try {
-      await file.writeFile(content);
+      writeSync(fd, content);
     } finally {
-      await file.close();
+      closeSync(fd);
     }
   }
 }

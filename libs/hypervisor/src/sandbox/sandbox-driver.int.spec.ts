@@ -85,8 +85,25 @@ function containerIdOf(stateDir: string, vmId: string): string {
   return record.container ?? vmId;
 }
 
-/** What a machine holds on the host; the check asserts that none of it is left (after destroy). */
-async function footprint(stateDir: string, vmId: string): Promise<() => Promise<void>> {
+/** Loop devices (by name) whose backing file is the disk image of machine `vmId`, wherever its directory went. */
+function loopDevicesOfMachine(vmId: string): string[] {
+  return readdirSync('/sys/block')
+    .filter((name) => name.startsWith('loop'))
+    .filter((name) => {
+      try {
+        return readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').trim().endsWith(`/${vmId}/disk.img`);
+      } catch {
+        return false; // not attached
+      }
+    });
+}
+
+/**
+ * What a machine holds on the host; the check asserts that none of it is left once `driver` has
+ * destroyed it and taken down what it left (destroy returns once the machine is stopped, its
+ * network gone and its directory handed to the reaper).
+ */
+async function footprint(driver: SandboxDriver, stateDir: string, vmId: string): Promise<() => Promise<void>> {
   const container = containerIdOf(stateDir, vmId);
   // The machine's cgroups, in whichever hierarchy (v1 or v2) this host runs.
   const cgroupDirs = machineCgroupDirs(container);
@@ -96,6 +113,10 @@ async function footprint(stateDir: string, vmId: string): Promise<() => Promise<
   const machineDir = join(stateDir, vmId);
   const root = join(MACHINE_ROOTS_DIR, container);
   return async () => {
+    expect(existsSync(machineDir)).toBe(false); // at once: no list or status sees it
+    await driver.reaped();
+    expect(loopDevicesOfMachine(vmId)).toEqual([]);
+    expect(readdirSync(join(stateDir, '.reap')).filter((name) => name === vmId)).toEqual([]);
     expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(root);
     expect(existsSync(root)).toBe(false);
     expect(await waitUntilGone(members)).toEqual([]);
@@ -122,14 +143,16 @@ async function expectLimitsBite(driver: HypervisorDriver, vmId: string, spec: Ma
 
 describeAsRoot('SandboxDriver', () => {
   let contractStateDir: string;
+  let contractDriver: SandboxDriver;
   describeHypervisorDriverContract(
     'sandbox',
     async () => {
       const { driver, stateDir } = await newDriver();
       contractStateDir = stateDir;
+      contractDriver = driver;
       return driver;
     },
-    { footprint: (vmId) => footprint(contractStateDir, vmId), expectShape: expectLimitsBite },
+    { footprint: (vmId) => footprint(contractDriver, contractStateDir, vmId), expectShape: expectLimitsBite },
   );
 
   // The same contract, each create claiming a machine of a warm pool (of the contract's shape).
@@ -143,7 +166,7 @@ describeAsRoot('SandboxDriver', () => {
       warmDriver = driver;
       return driver;
     },
-    { footprint: (vmId) => footprint(warmStateDir, vmId), expectShape: expectLimitsBite },
+    { footprint: (vmId) => footprint(warmDriver!, warmStateDir, vmId), expectShape: expectLimitsBite },
   );
   afterAll(async () => warmDriver?.close());
 
@@ -315,7 +338,7 @@ describeAsRoot('SandboxDriver', () => {
       await driver.resizeDisk(doomed.vm_id, doomed.fs_size_mib + 256);
       expect(loopDevicesUnder(join(stateDir, doomed.vm_id))).toHaveLength(1);
       await driver.pause(doomed.vm_id); // destroy must also work on a frozen machine
-      const gone = await footprint(stateDir, doomed.vm_id);
+      const gone = await footprint(driver, stateDir, doomed.vm_id);
 
       await driver.destroy(doomed.vm_id);
 

@@ -31,8 +31,10 @@ import { ensurePrivateDirectory } from '../host/private-directory';
 import { identify, isAlive, type ProcessIdentity } from '../host/process-identity';
 import { runCommand } from '../host/run-command';
 import { isSafeId } from '../host/safe-id';
+import { Slots } from '../host/slots';
 import { guestServicesInit, SSHD_ARGV } from '../guest-ssh';
 import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
+import { NO_GROUP } from '../network/network-leases';
 import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
 import { SSH_ANSWER_TIMEOUT_MS, waitUntilSshAnswers } from '../network/ssh-readiness';
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
@@ -42,10 +44,11 @@ import { execInContainer, type ContainerExecTarget } from './container-exec';
 import { flattenLayers } from './flatten-layers';
 import { readGuestFile, writeGuestFile } from './guest-files';
 import { GUEST_IDS } from './guest-ids';
-import { isMachineFrozen, removeLeftoverCgroups } from './machine-cgroup-dirs';
-import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
+import { isMachineFrozen, removeLeftoverCgroups, thawMachine } from './machine-cgroup-dirs';
+import { createMachineDisk, diskDeviceOf, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
 import { containerOf, isSafeSnapshotId, MachineLayout, type MachineRecord } from './machine-layout';
+import { MachineReaper } from './machine-reaper';
 import { OciRuntime } from './oci-runtime';
 import { mountOverlayRoot } from './overlay-root';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
@@ -73,7 +76,7 @@ export interface SandboxDriverOptions {
  */
 export const MAX_SNAPSHOT_LAYERS = 16;
 
-const HOST_TOOLS = ['runc', 'flock', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'ssh-keygen', 'cp', ...NETWORK_TOOLS];
+const HOST_TOOLS = ['runc', 'perl', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'cp', ...NETWORK_TOOLS];
 
 /** The machine's PID 1: keeps its sshd running and reaps orphans (guest-ssh.ts). */
 const INIT = ['/bin/sh', '-c', guestServicesInit([SSHD_ARGV])];
@@ -105,6 +108,13 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly network: HostNetwork;
   /** Machines booted ahead that a create claims (size 0: none). */
   private readonly warm: WarmPool;
+  /** Takes down what destroyed machines leave, behind their destroy. */
+  private readonly reaper: MachineReaper;
+  /**
+   * Machines of VMs booted from nothing at once (disk, container and sshd: tens of milliseconds of
+   * CPU each): a burst of cold creates or branch children takes turns, claims and destroys do not.
+   */
+  private readonly coldBoots = Slots.perCpu(4);
 
   constructor(private readonly options: SandboxDriverOptions) {
     this.log = options.log ?? (() => undefined);
@@ -114,6 +124,7 @@ export class SandboxDriver implements HypervisorDriver {
     // Under the state directory: a restarted worker sees the containers the last one started.
     this.runtime = new OciRuntime(join(this.stateDir, '.runc'));
     this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, this.stateDir, this.log);
+    this.reaper = new MachineReaper(join(this.stateDir, '.reap'), (layout) => this.reap(layout), this.log);
     this.warm = this.warmPool(options.warmPool ?? { size: 0, shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 } });
   }
 
@@ -126,7 +137,7 @@ export class SandboxDriver implements HypervisorDriver {
       network: this.network,
       boot: async (layout: MachineLayout) => {
         await ensureBaseRootfs(this.options.cacheDir, this.log);
-        return this.bootMachine(layout, network, null, this.movableBundle(layout.container));
+        return this.bootMachine(layout, network, NO_GROUP, this.movableBundle(layout.container));
       },
       destroy: (layout: MachineLayout) => this.teardown(layout, network),
       log: this.log,
@@ -139,7 +150,7 @@ export class SandboxDriver implements HypervisorDriver {
     if (process.getuid?.() !== 0) return { ok: false, reason: 'needs root (the OCI runtime, mounts, cgroups)' };
     const missing = await missingTools(HOST_TOOLS);
     if (missing.length > 0) {
-      return { ok: false, reason: `${missing.join(', ')} not installed (runc, util-linux, btrfs-progs, openssh-client, coreutils, iproute2, nftables)` };
+      return { ok: false, reason: `${missing.join(', ')} not installed (runc, perl, util-linux, btrfs-progs, coreutils, iproute2, nftables)` };
     }
     const cgroups = await probeCgroups();
     if (!cgroups.ok) return { ok: false, reason: cgroups.reason };
@@ -165,12 +176,19 @@ export class SandboxDriver implements HypervisorDriver {
   async prepare(): Promise<void> {
     await ensureBaseRootfs(this.options.cacheDir, this.log);
     await this.network.ensureReady();
+    await this.reaper.start();
     await this.warm.start();
   }
 
-  /** Stops filling the warm pool and destroys its waiting machines (the VMs' machines stay). */
+  /** Stops filling the warm pool and destroys its waiting machines (the VMs' machines stay); waits for the reaper. */
   async close(): Promise<void> {
     await this.warm.stop();
+    await this.reaper.idle();
+  }
+
+  /** Resolves once every destroyed machine's leftovers are taken down (tests that look at the host). */
+  async reaped(): Promise<void> {
+    await this.reaper.idle();
   }
 
   /** Resolves once the warm pool holds all the machines it keeps (at once without a pool). */
@@ -200,12 +218,14 @@ export class SandboxDriver implements HypervisorDriver {
     if (spec.image_name !== 'default') throw new Error(`sandbox has no image "${spec.image_name}" (only "default")`);
     const claimed = await this.warm.claim(spec);
     if (claimed) return claimed;
+    this.warm.busy();
     await ensureBaseRootfs(this.options.cacheDir, this.log);
     await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true } });
     return this.bootReserved(spec.vm_id);
   }
 
   async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo> {
+    this.warm.busy();
     // Under the snapshot lock, so a concurrent deleteSnapshot sees the machine as a dependant.
     await this.snapshots.withLock(async () => {
       const stored = await this.liveSnapshot(snapshot_id);
@@ -230,12 +250,12 @@ export class SandboxDriver implements HypervisorDriver {
     await layout.writeRecord(record);
   }
 
-  /** Boots a reserved machine of a VM; undone entirely on failure. */
+  /** Boots a reserved machine of a VM (at most coldBoots at once); undone entirely on failure. */
   private async bootReserved(vm_id: string): Promise<MachineInfo> {
     const layout = new MachineLayout(this.stateDir, vm_id);
     const record = (await layout.readRecord())!;
     try {
-      return await this.bootMachine(layout, this.network, record.spec.network_group);
+      return await this.coldBoots.run(() => this.bootMachine(layout, this.network, record.spec.network_group));
     } catch (error) {
       await this.destroy(vm_id).catch(() => undefined);
       throw error;
@@ -257,7 +277,7 @@ export class SandboxDriver implements HypervisorDriver {
    * runtime's bundle directory (the machine's own, unless it will move). On failure, what it made
    * is left for the caller's teardown.
    */
-  private async bootMachine(layout: MachineLayout, network: HostNetwork, group: string | null, bundle = layout.dir): Promise<MachineInfo> {
+  private async bootMachine(layout: MachineLayout, network: HostNetwork, group: string, bundle = layout.dir): Promise<MachineInfo> {
     const record = (await layout.readRecord())!;
     const { spec } = record;
     const id = layout.container;
@@ -300,11 +320,37 @@ export class SandboxDriver implements HypervisorDriver {
 
   async destroy(vm_id: string): Promise<void> {
     if (!isSafeId(vm_id)) return; // no such machine can exist
+    this.warm.busy();
     await this.locks.run(vm_id, () => this.destroyLocked(vm_id));
   }
 
+  /**
+   * Stops the machine (its init killed, thawed first: its PID namespace goes with it), releases its
+   * network, and hands its directory to the reaper, which takes down the rest behind the answer
+   * (machine-reaper.ts): cgroups, runc's state, mounts, loop device and files. From the return on
+   * no process of it runs, nothing reaches it and no list shows it.
+   */
   private async destroyLocked(vm_id: string): Promise<void> {
-    await this.teardown(await this.layoutOf(vm_id), this.network);
+    const layout = await this.layoutOf(vm_id);
+    const detached = this.network.detach(vm_id);
+    try {
+      if (!existsSync(layout.dir)) return;
+      const record = await layout.readRecord();
+      if (record?.init) {
+        await thawMachine(layout.container);
+        if (!(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
+      } else {
+        await removeLeftoverCgroups(layout.container); // an init never recorded (a crash as it started)
+      }
+    } finally {
+      await detached;
+    }
+    if (!(await this.reaper.take(layout))) await this.teardown(layout, null);
+  }
+
+  /** Takes down a stopped machine the reaper holds (its network already released). */
+  private async reap(layout: MachineLayout): Promise<void> {
+    await this.teardown(layout, null);
   }
 
   /** The machine's paths, under the id it runs by (its record says, for a claimed warm machine). */
@@ -313,23 +359,33 @@ export class SandboxDriver implements HypervisorDriver {
     return new MachineLayout(this.stateDir, vm_id, containerOf(record, vm_id));
   }
 
-  /** Everything the machine in `layout` holds, its lease on `network` (by its directory's name) included. */
-  private async teardown(layout: MachineLayout, network: HostNetwork): Promise<void> {
+  /**
+   * Everything the machine in `layout` holds, and its lease on `network` (by its directory's name)
+   * unless the network is already released (null).
+   */
+  private async teardown(layout: MachineLayout, network: HostNetwork | null): Promise<void> {
     const record = await layout.readRecord();
     const id = layout.container;
-    // The runtime kills everything in the container (thawing it first) and removes its cgroups.
-    if (await this.runtime.state(id)) await this.runtime.delete(id);
-    // An init the runtime did not know (a crash before its state was written) goes the same way:
-    // PID 1 dying takes its whole PID namespace along; so do whatever cgroups are left.
-    if (record?.init && !(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
-    await removeLeftoverCgroups(id);
-    await rm(this.movableBundle(id), { recursive: true, force: true });
-    // Before the machine's directory goes: a lease whose directory is gone is a sweep's to take.
-    await network.detach(layout.vmId);
-    await unmountAllUnder(layout.merged);
+    // The network goes while the machine is killed (batched with other machines' on the host
+    // lock); before the machine's directory goes: a lease whose directory is gone is a sweep's.
+    const detached = network?.detach(layout.vmId);
+    try {
+      // Everything in the machine's cgroups is killed (thawed first) and the cgroups removed by
+      // the driver itself, then runc's state of it dropped: what `runc delete --force` does,
+      // without a runtime process (a Go binary: the dearest step of a destroy, and a hundred
+      // destroys would run one each). The init's death takes its whole PID namespace along; an
+      // init outside the cgroups (a crash before it joined them) is killed by its identity.
+      await removeLeftoverCgroups(id);
+      if (record?.init && !(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
+      if (this.runtime.knows(id)) await this.runtime.forget(id);
+      await rm(this.movableBundle(id), { recursive: true, force: true });
+    } finally {
+      await detached;
+    }
+    const device = await diskDeviceOf(layout.disk);
+    await unmountAllUnder(layout.merged, layout.dir);
     await rm(layout.merged, { recursive: true, force: true });
-    await unmountAllUnder(layout.dir);
-    if (existsSync(layout.diskImage)) await releaseMachineDisk(layout.diskImage);
+    if (existsSync(layout.diskImage)) await releaseMachineDisk(layout.diskImage, device);
     await rm(layout.dir, { recursive: true, force: true });
     // The machine may have been the last thing holding a deleted snapshot's layer.
     if (record?.chain.snapshots.length) await this.snapshots.withLock(() => this.collectSnapshotGarbage());

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { MachineInfo, MachineSpec } from '../hypervisor-driver.port';
 import { ensurePrivateDirectory } from '../host/private-directory';
 import { isSafeId } from '../host/safe-id';
+import { isAlive } from '../host/process-identity';
 import { sleep } from '../host/sleep';
 import type { HostNetwork } from '../network/host-network';
 import { setMachineHostname } from './machine-hostname';
@@ -35,6 +36,12 @@ export interface WarmPoolHost {
 
 /** Warm machines booting at once: the pool refills behind a burst without taking the host from it. */
 const FILL_CONCURRENCY = 2;
+/**
+ * The pool refills once the driver has made, claimed or destroyed no machine for this long:
+ * booting competes with the operations of a burst for the CPU and the host lock, and a burst is
+ * served best from what waits. Under work that never pauses, creates are made cold.
+ */
+const REFILL_AFTER_QUIET_MS = 500;
 
 /**
  * Machines of the default image booted ahead of time, so that a create is a claim plus identity.
@@ -64,6 +71,7 @@ export class WarmPool {
   private stopped = true;
   private readonly full: (() => void)[] = [];
   private readonly settled = new Set<Promise<void>>();
+  private refill: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly host: WarmPoolHost,
@@ -94,6 +102,7 @@ export class WarmPool {
   /** Stops filling and destroys every warm machine (a claimed one is a VM's, and stays). */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.refill) clearTimeout(this.refill);
     await Promise.allSettled([...this.settled]);
     for (const id of this.waiting.splice(0)) await this.host.destroy(new MachineLayout(this.dir, id)).catch(() => undefined);
   }
@@ -115,7 +124,7 @@ export class WarmPool {
       return null;
     }
     const id = this.waiting.shift();
-    this.fill();
+    this.refillWhenQuiet();
     if (!id) return null;
     try {
       return await this.handOver(id, spec);
@@ -129,14 +138,15 @@ export class WarmPool {
   private async handOver(id: string, spec: MachineSpec): Promise<MachineInfo> {
     const warm = new MachineLayout(this.dir, id);
     const record = await warm.readRecord();
-    if (!record?.init) throw new Error(`warm machine ${id} has no init on record`);
+    if (!record?.init || !(await isAlive(record.init))) throw new Error(`warm machine ${id} is not running`);
     // The VM's name first: refused if it exists, as a cold create would be (MachineDirectory.claim).
     await new MachineLayout(this.host.stateDir, spec.vm_id).claim();
     await rewriteIdentityLayer(warm.identity, spec);
     await setMachineHostname(record.init.pid, hostnameOf(spec));
     const lease = await this.host.network.adopt(id, spec.vm_id, spec.network_group);
+    // Not fsync'd: the warm record already names the container, all a crash could need of this one.
     const claimed: MachineRecord = { spec, source_snapshot_id: null, chain: record.chain, init: record.init, container: id };
-    await warm.writeRecord(claimed);
+    await warm.writeRecord(claimed, { durable: false });
     // Onto the empty directory the claim made: one rename, the machine is the VM's.
     await rename(warm.dir, join(this.host.stateDir, spec.vm_id));
     this.host.log(`sandbox: machine ${spec.vm_id} running (warm machine ${id}, init pid ${record.init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
@@ -160,6 +170,21 @@ export class WarmPool {
     this.fill();
   }
 
+  /** The driver is busy with a machine: a refill waits until it has been quiet a while. */
+  busy(): void {
+    if (this.refill || this.waiting.length + this.booting < this.options.size) this.refillWhenQuiet();
+  }
+
+  /** Fills the pool again once the driver has been quiet (REFILL_AFTER_QUIET_MS), each operation putting it off. */
+  private refillWhenQuiet(): void {
+    if (this.stopped) return;
+    if (this.refill) clearTimeout(this.refill);
+    this.refill = setTimeout(() => {
+      this.refill = null;
+      this.fill();
+    }, REFILL_AFTER_QUIET_MS);
+  }
+
   private fill(): void {
     while (!this.stopped && this.booting < FILL_CONCURRENCY && this.waiting.length + this.booting < this.options.size) {
       this.booting++;
@@ -181,7 +206,8 @@ export class WarmPool {
       await layout.claim();
       await ensurePrivateDirectory(layout.dir);
       const spec: MachineSpec = { vm_id: id, ...shape, image_name: 'default', env: {}, identity: { hostname: id, ssh_authorized_key: null }, network_group: '' };
-      await layout.writeRecord({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true } });
+      // The container named from the start: a claimed machine whose claim's record a crash lost still runs under it.
+      await layout.writeRecord({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true }, container: id });
       await this.host.boot(layout);
     } catch (error) {
       this.failures++;
