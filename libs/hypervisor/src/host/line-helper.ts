@@ -56,15 +56,15 @@ export class LineHelper {
     this.child.stdin.end();
   }
 
-  /** Keeps this process alive only while an answer is awaited. */
+  /** Keeps this process alive only while an answer is awaited (its pipes' handles too, each of which would). */
   private settleRef(): void {
-    const handle = (this.child.stdout as unknown as { _handle?: { ref(): void; unref(): void } })._handle;
-    if (this.answers.length > 0) {
-      this.child.ref();
-      handle?.ref();
-    } else {
-      this.child.unref();
-      handle?.unref();
+    const awaited = this.answers.length > 0;
+    if (awaited) this.child.ref();
+    else this.child.unref();
+    for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) {
+      const handle = (stream as unknown as { _handle?: { ref(): void; unref(): void } })._handle;
+      if (awaited) handle?.ref();
+      else handle?.unref();
     }
   }
 }

@@ -23,6 +23,7 @@ import {
 import { killAndWait } from '../host/kill-process';
 import { MachineDirectory } from '../host/machine-directory';
 import { MachineLocks } from '../host/machine-locks';
+import { Slots } from '../host/slots';
 import { missingTools } from '../host/missing-tools';
 import { ensurePrivateDirectory } from '../host/private-directory';
 import { isSafeId } from '../host/safe-id';
@@ -76,6 +77,7 @@ export class QemuDriver implements HypervisorDriver {
   private readonly connections: MachineConnections;
   /** Lifecycle operations on one machine (pause, resume, commit, resize, destroy) run one at a time. */
   private readonly locks = new MachineLocks();
+  private readonly starts = Slots.perCpu(2);
   private readonly accel: AccelDecision;
   private readonly capture: CaptureContext;
   private readonly network: HostNetwork;
@@ -164,9 +166,17 @@ export class QemuDriver implements HypervisorDriver {
     const image = await this.baseImage();
     const layout = await this.claimMachine(spec.vm_id);
     return this.destroyedOnFailure(spec.vm_id, async () => {
-      // A snapshot of a machine without a NIC restores only into a machine without one.
-      const lease = snapshot.nic ? await this.network.attach(spec.vm_id, spec.network_group, 'tap') : null;
-      const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, lease && this.guestNetwork(lease));
+      // A snapshot of a machine without a NIC restores only into a machine without one. The port
+      // is made while the disk is (both before QEMU starts).
+      const attached = snapshot.nic ? this.network.attach(spec.vm_id, spec.network_group, 'tap') : Promise.resolve(null);
+      attached.catch(() => undefined); // awaited below; a failure there is the restore's
+      const networkReady = attached.then((lease) => lease && this.guestNetwork(lease));
+      networkReady.catch(() => undefined);
+      const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, networkReady).catch(async (error) => {
+        await attached.catch(() => undefined); // settled before the clean-up's detach, which must come after it
+        throw error;
+      });
+      const lease = await attached;
       if (lease) await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
       this.log(`qemu: machine ${spec.vm_id} restored from ${snapshot_id} (pid ${record.process.pid}${lease ? `, ${lease.ipv6}, ${lease.ipv4}` : ', no NIC'})`);
       return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: lease && addressesOf(lease) };
@@ -315,9 +325,13 @@ export class QemuDriver implements HypervisorDriver {
   }
 
   /** Runs the start of a claimed machine; if it fails, everything of the machine goes again. */
+  /**
+   * Starts a machine (at most `starts` at once: a guest booting or resuming under emulation costs
+   * seconds of CPU, and a burst of them would all crawl); destroys it if that fails.
+   */
   private async destroyedOnFailure<T>(vm_id: string, start: () => Promise<T>): Promise<T> {
     try {
-      return await start();
+      return await this.starts.run(start);
     } catch (error) {
       await this.destroy(vm_id).catch(() => undefined);
       throw error;
