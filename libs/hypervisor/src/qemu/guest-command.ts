@@ -25,13 +25,16 @@ export function exitCodeOf(status: GuestExecStatus): number {
   return status.exitcode ?? (status.signal !== undefined ? 128 + status.signal : 1);
 }
 
-/** Polls guest-exec-status until the process exited: quickly at first, then every 100 ms. */
-export async function waitForGuestExit(agent: GuestAgentClient, pid: number, between?: () => Promise<void>): Promise<GuestExecStatus> {
+/**
+ * Polls guest-exec-status until the process exited: quickly at first (`quickRounds` polls 15 ms
+ * apart), then every 100 ms. A poll is one agent round trip, a few milliseconds.
+ */
+export async function waitForGuestExit(agent: GuestAgentClient, pid: number, between?: () => Promise<void>, quickRounds = 20): Promise<GuestExecStatus> {
   for (let round = 0; ; round++) {
     const status = await agent.request<GuestExecStatus>('guest-exec-status', { pid });
     await between?.();
     if (status.exited) return status;
-    await sleep(round < 20 ? 15 : 100);
+    await sleep(round < quickRounds ? 15 : 100);
   }
 }
 

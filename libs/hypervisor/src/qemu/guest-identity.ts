@@ -15,7 +15,8 @@ import { exitCodeOf, GUEST_DEFAULT_ENV, waitForGuestExit } from './guest-command
  * hundreds of milliseconds an emulated guest takes: the machine id, the SSH host key pair
  * (newOpenSshHostKey, not ssh-keygen in the guest) and the randomness. The guest runs one perl
  * program (perl-base is in the image) that writes what it is given, each file replaced by a
- * rename, and starts only `ip` (for the network). Its sshd then serves the new key: a running
+ * rename, and starts only `ip` (for the network, while the rest goes on). Its sshd then serves
+ * the new key: a running
  * one (a restored machine's is the source's, with the source's key loaded) is sent SIGHUP, on
  * which sshd executes itself again under the same pid and reads its keys afresh; at a first boot
  * none runs yet (it fails until a key exists) and its supervisor (guest-ssh.ts) starts it within
@@ -29,12 +30,16 @@ import { exitCodeOf, GUEST_DEFAULT_ENV, waitForGuestExit } from './guest-command
  * mixed in and the generator reseeded at once (RNDRESEEDCRNG, 0x5207; ENODATA, 61: not seeded
  * yet, early in a first boot, where the kernel seeds it itself).
  *
- * argv: hostname, machine id, authorized key; stdin: length-prefixed sections (`<bytes>\n<data>`):
+ * argv: hostname, machine id, authorized key, the host's time in milliseconds; stdin:
+ * length-prefixed sections (`<bytes>\n<data>`):
  * the seed, /etc/environment, the host key, its public line, the network's `ip -batch` lines.
  */
 const APPLY_IDENTITY = String.raw`
 use strict;
-my ($hostname, $machine_id, $authorized) = @ARGV;
+my ($hostname, $machine_id, $authorized, $host_ms) = @ARGV;
+# The host's time (a restored guest's clock stands where its snapshot left it): settimeofday, 164.
+# The RTC needs nothing: QEMU's follows the host's clock across a migration.
+syscall(164, pack('q q', int($host_ms / 1000), ($host_ms % 1000) * 1000), 0) == 0 or die "settimeofday: $!\n";
 binmode(STDIN);
 my $input = do { local $/; <STDIN> };
 my @parts;
@@ -57,10 +62,11 @@ open(my $random, '>', '/dev/urandom') or die "/dev/urandom: $!\n";
 syswrite($random, $seed);
 ioctl($random, 0x5207, 0) or $! + 0 == 61 or die "RNDRESEEDCRNG: $!\n";
 close($random);
+# The NIC is configured while the files are written and sshd starts again: neither needs it.
+my $ip;
 if (length($network)) {
-  open(my $ip, '|-', 'ip', '-batch', '-') or die "ip: $!\n";
+  open($ip, '|-', 'ip', '-batch', '-') or die "ip: $!\n";
   print $ip $network;
-  close($ip) or die "ip -batch failed\n";
 }
 put('/etc/environment', $environment, 0644);
 put('/etc/hostname', "$hostname\n", 0644);
@@ -91,6 +97,7 @@ for (;;) {
   }
   select(undef, undef, undef, 0.02);
 }
+if ($ip) { close($ip) or die "ip -batch failed\n" }
 `;
 
 /** A section of the program's input: its length in bytes, a newline, the bytes. */
@@ -100,10 +107,9 @@ function section(data: string | Buffer): Buffer {
 }
 
 /**
- * Applies the identity (see APPLY_IDENTITY) and, while the guest runs it, sets the guest clock
- * from the host's (a restored guest's clock stands where the snapshot left it; the agent also
- * writes it to the RTC). The agent answers one request at a time, and guest-exec returns as soon
- * as the program has started, so the clock is set in the program's shadow.
+ * Applies the identity and the host's time (see APPLY_IDENTITY). Not the agent's guest-set-time:
+ * it also runs hwclock, which an emulated guest takes most of a second over, and QEMU's RTC
+ * already follows the host's clock.
  */
 export async function applyGuestIdentity(
   agent: GuestAgentClient,
@@ -121,7 +127,9 @@ export async function applyGuestIdentity(
     section(`${hostKey.publicKey}\n`),
     section(networkBatch ?? ''),
   ]);
-  const argv = ['/usr/bin/perl', '-e', APPLY_IDENTITY, identity.hostname, machineId, identity.ssh_authorized_key ?? ''];
+  // Without address randomisation (setarch -R): under TCG a process at randomised addresses is
+  // translated afresh, and perl then starts in ~100 ms instead of ~25 (see guest-exec.ts).
+  const argv = ['/usr/bin/setarch', '-R', '/usr/bin/perl', '-e', APPLY_IDENTITY, identity.hostname, machineId, identity.ssh_authorized_key ?? '', String(Date.now())];
   const { pid } = await agent.request<{ pid: number }>('guest-exec', {
     path: argv[0],
     arg: argv.slice(1),
@@ -129,15 +137,11 @@ export async function applyGuestIdentity(
     'capture-output': true,
     'input-data': input.toString('base64'),
   });
-  await setGuestClock(agent);
-  const status = await waitForGuestExit(agent, pid);
+  // Polled closely for as long as it usually runs under emulation (a few seconds): a machine is
+  // ready the moment it ends.
+  const status = await waitForGuestExit(agent, pid, undefined, 200);
   if (exitCodeOf(status) !== 0) {
     const stderr = Buffer.from(status['err-data'] ?? '', 'base64').toString().trim();
     throw new Error(`applying the identity of ${identity.hostname} in the guest exited ${exitCodeOf(status)}: ${stderr}`);
   }
-}
-
-/** Sets the guest clock from the host's (a restored guest's clock stands where the snapshot left it). */
-export async function setGuestClock(agent: GuestAgentClient): Promise<void> {
-  await agent.request('guest-set-time', { time: Date.now() * 1_000_000 });
 }
