@@ -17,6 +17,8 @@ const REAP_CONCURRENCY = 2;
  */
 export class MachineReaper {
   private readonly queue: MachineLayout[] = [];
+  /** Machines queued or being taken down: each once. */
+  private readonly held = new Set<string>();
   private running = 0;
   private readonly idlers: (() => void)[] = [];
 
@@ -26,7 +28,7 @@ export class MachineReaper {
     private readonly log: (line: string) => void,
   ) {}
 
-  /** Queues what an earlier run left to reap. */
+  /** Queues what is in the reap directory and not yet queued (what an earlier run, or another process, left). */
   async start(): Promise<void> {
     for (const vmId of (await readdir(this.dir).catch(() => [] as string[])).filter(isSafeId)) {
       const record = await new MachineLayout(this.dir, vmId).readRecord().catch(() => null);
@@ -59,6 +61,8 @@ export class MachineReaper {
   }
 
   private enqueue(layout: MachineLayout): void {
+    if (this.held.has(layout.vmId)) return;
+    this.held.add(layout.vmId);
     this.queue.push(layout);
     this.next();
   }
@@ -70,6 +74,7 @@ export class MachineReaper {
       void this.takeDown(layout)
         .catch((error: Error) => this.log(`sandbox: taking down stopped machine ${layout.vmId} failed (the next start tries again): ${error.message}`))
         .finally(() => {
+          this.held.delete(layout.vmId);
           this.running--;
           this.next();
           if (this.queue.length === 0 && this.running === 0) this.idlers.splice(0).forEach((resolve) => resolve());

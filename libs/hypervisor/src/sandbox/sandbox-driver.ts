@@ -198,11 +198,14 @@ export class SandboxDriver implements HypervisorDriver {
 
   /**
    * Destroys every warm machine in the state directory, whichever process made it (this driver's
-   * pool stops first): for whoever cleans up after workers that were killed (tests, an operator).
+   * pool stops first), and takes down what destroyed machines left there: for whoever cleans up
+   * after workers that were killed (tests, an operator).
    */
   async destroyWarmMachines(): Promise<void> {
     await this.warm.stop();
     await this.warm.destroyLeftovers();
+    await this.reaper.start();
+    await this.reaper.idle();
   }
 
   async addresses(vm_id: string): Promise<MachineAddresses | null> {
