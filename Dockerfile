@@ -14,7 +14,7 @@ RUN if [ -n "$GIT_HASH" ]; then echo "$GIT_HASH"; \
 FROM node:20-bookworm
 # The package lists go with the layer; the qemu image builder fetches them again if it needs them.
 COPY scripts/install-debian-packages.sh /tmp/
-RUN /tmp/install-debian-packages.sh sandbox qemu build && rm -rf /var/lib/apt/lists/* /tmp/install-debian-packages.sh
+RUN /tmp/install-debian-packages.sh sandbox qemu build images && rm -rf /var/lib/apt/lists/* /tmp/install-debian-packages.sh
 WORKDIR /opt/arbor
 COPY package.json package-lock.json .npmrc ./
 RUN npm install --no-audit --no-fund

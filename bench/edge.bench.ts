@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, request as httpRequest } from 'node:http';
+import { Agent, createServer as createHttpServer, request as httpRequest } from 'node:http';
+import { connect as netConnect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,10 +14,10 @@ import { percentile, report, spreadOf, timed } from './stats';
 const run = promisify(execFile);
 const DOMAIN = 'arbor.bench';
 
-/** One GET on a fresh connection (no keep-alive): what a client pays to reach a VM's port. */
-function get(options: { port: number; host?: string; hostHeader: string; tls?: { servername: string; ca: string } }): Promise<void> {
+/** One GET, on a fresh connection unless an agent keeps one alive: what a client pays to reach a VM's port. */
+function get(options: { port: number; host?: string; hostHeader: string; tls?: { servername: string; ca: string }; agent?: Agent }): Promise<void> {
   return new Promise((resolve, reject) => {
-    const common = { host: options.host ?? '127.0.0.1', port: options.port, path: '/', headers: { host: options.hostHeader }, agent: false };
+    const common = { host: options.host ?? '127.0.0.1', port: options.port, path: '/', headers: { host: options.hostHeader }, agent: options.agent ?? false };
     const onResponse = (res: import('node:http').IncomingMessage) => {
       res.resume();
       res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
@@ -26,19 +27,50 @@ function get(options: { port: number; host?: string; hostHeader: string; tls?: {
   });
 }
 
-async function samples(rounds: number, fn: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < 5; i++) await fn(); // warm up
-  const out: number[] = [];
-  for (let i = 0; i < rounds; i++) out.push((await timed(fn))[1]);
+/**
+ * Times each of the series `rounds` times, interleaved (one sample of each per round, in turns),
+ * so the load of a shared machine weighs on every series alike and their ratios hold.
+ */
+async function interleaved<K extends string>(rounds: number, series: Record<K, () => Promise<unknown>>): Promise<Record<K, number[]>> {
+  const names = Object.keys(series) as K[];
+  for (const name of names) for (let i = 0; i < 5; i++) await series[name](); // warm up
+  const out = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
+  for (let i = 0; i < rounds; i++) {
+    for (const name of names) out[name].push((await timed(series[name]))[1]);
+  }
   return out;
 }
 
 const ratio = (through: number[], direct: number[]) => `${(percentile(through, 50) / percentile(direct, 50)).toFixed(2)}×`;
 
 /**
+ * The least any user-space TCP proxy in Node costs: accept, read the first chunk, connect to the
+ * target, pipe both ways, nothing decided. The edge's figures sit beside it, so what is the edge's
+ * own (parsing the Host, the route, the bookkeeping) shows apart from what a second hop costs.
+ */
+async function startBareProxy(address: string, port: number) {
+  const server = createNetServer({ noDelay: true }, (client) => {
+    client.on('error', () => client.destroy());
+    client.once('data', (first) => {
+      const upstream = netConnect({ host: address, port, noDelay: true }, () => {
+        upstream.write(first);
+        client.pipe(upstream);
+        upstream.pipe(client);
+      });
+      upstream.on('error', () => client.destroy());
+      client.once('close', () => upstream.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return { port: (server.address() as AddressInfo).port, close: () => server.close() };
+}
+
+/**
  * The edge's own cost: an HTTP GET through it (plain HTTP by Host, and HTTPS by SNI with TLS ended
  * at the edge) against the same GET straight to the VM's address, with a server listening on a
- * VM's own address (put on loopback: the in-memory driver has no machines). Root only.
+ * VM's own address (put on loopback: the in-memory driver has no machines); beside them the same
+ * GET through a bare Node proxy (the floor of a second hop), and GETs on one kept-alive connection
+ * (what a request costs once connected). Root only.
  */
 export async function benchEdgeProxy(rounds = 300): Promise<void> {
   console.log('Edge overhead (embedded, a server on the VM\'s address, a fresh connection per GET)');
@@ -46,6 +78,7 @@ export async function benchEdgeProxy(rounds = 300): Promise<void> {
   const bench = await startBenchArbor({ ARBOR_EDGE_DOMAIN: DOMAIN }, new InMemoryDriver());
   const server = createHttpServer((_req, res) => res.end('ok'));
   let address: string | null = null;
+  let closeBare: (() => void) | undefined;
   try {
     const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: {} });
     address = (await bench.call('GET', `/api/v1/vm/${vm_id}/metadata`)).ip as string;
@@ -53,25 +86,65 @@ export async function benchEdgeProxy(rounds = 300): Promise<void> {
     await new Promise<void>((resolve) => server.listen(8080, address!, () => resolve()));
     const name = `${vm_id}.vm.${DOMAIN}`;
     const ca = readFileSync(bench.arbor.edge.caFile!, 'utf8');
-    const direct = await samples(rounds, () => get({ host: address!, port: 8080, hostHeader: `[${address}]:8080` }));
-    const plain = await samples(rounds, () => get({ port: bench.arbor.edge.httpPort!, hostHeader: `${name}:8080` }));
-    const tls = await samples(rounds, () => get({ port: bench.arbor.edge.tlsPort, hostHeader: `${name}:8080`, tls: { servername: name, ca } }));
+    const bare = await startBareProxy(address, 8080);
+    closeBare = bare.close;
+    const { direct, floor, plain, tls } = await interleaved(rounds, {
+      direct: () => get({ host: address!, port: 8080, hostHeader: `[${address}]:8080` }),
+      floor: () => get({ port: bare.port, hostHeader: `${name}:8080` }),
+      plain: () => get({ port: bench.arbor.edge.httpPort!, hostHeader: `${name}:8080` }),
+      tls: () => get({ port: bench.arbor.edge.tlsPort, hostHeader: `${name}:8080`, tls: { servername: name, ca } }),
+    });
+    const agents = [new Agent({ keepAlive: true, maxSockets: 1 }), new Agent({ keepAlive: true, maxSockets: 1 })];
+    const { directAlive, edgeAlive } = await interleaved(rounds, {
+      directAlive: () => get({ host: address!, port: 8080, hostHeader: `[${address}]:8080`, agent: agents[0] }),
+      edgeAlive: () => get({ port: bench.arbor.edge.httpPort!, hostHeader: `${name}:8080`, agent: agents[1] }),
+    });
+    agents.forEach((agent) => agent.destroy());
     report([
       ['GET straight to the VM', spreadOf(direct)],
-      ['GET through the edge (HTTP, Host)', `${spreadOf(plain)}; p50 ${ratio(plain, direct)} of straight (goal ≤ 1.3×)`],
+      ['GET through a bare Node proxy (a second hop, nothing else)', `${spreadOf(floor)}; p50 ${ratio(floor, direct)} of straight`],
+      ['GET through the edge (HTTP, Host)', `${spreadOf(plain)}; p50 ${ratio(plain, direct)} of straight (goal ≤ 1.3×), ${ratio(plain, floor)} of the bare proxy`],
       ['GET through the edge (HTTPS, TLS ended there)', `${spreadOf(tls)}; p50 ${ratio(tls, direct)} of straight (TLS handshake included)`],
+      ['GET on a kept-alive connection, straight', spreadOf(directAlive)],
+      ['GET on a kept-alive connection, through the edge', `${spreadOf(edgeAlive)}; p50 ${ratio(edgeAlive, directAlive)} of straight`],
     ]);
   } finally {
+    closeBare?.();
     server.close();
     if (address) execFileSync('ip', ['-6', 'addr', 'del', `${address}/128`, 'dev', 'lo']);
     await bench.stop();
   }
 }
 
+/** How long a new VM may take to answer SSH through the edge before the benchmark fails. */
+const REACHABLE_DEADLINE_MS = 60_000;
+/** The pause between two SSH attempts at a VM that does not answer yet. */
+const RETRY_PAUSE_MS = 50;
+
+/**
+ * Runs `ssh … true` until it succeeds, pausing between tries; past the deadline it fails with
+ * the last attempt's error (a VM that never answers is a failure, never a figure).
+ */
+async function sshUntilItAnswers(args: string[]): Promise<void> {
+  const deadline = Date.now() + REACHABLE_DEADLINE_MS;
+  for (;;) {
+    try {
+      await run('ssh', [...args, 'true'], { timeout: 30_000 });
+      return;
+    } catch (error) {
+      const why = (error as { stderr?: string }).stderr?.trim() || (error as Error).message;
+      if (Date.now() > deadline) throw new Error(`not reachable by SSH through the edge within ${REACHABLE_DEADLINE_MS} ms: ${why}`);
+      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+    }
+  }
+}
+
 /**
  * Into real machines (`driver`): SSH connect → first command output through the edge against
  * straight to the VM's address, an HTTP GET likewise (a server in the VM), and create → reachable
- * by SSH through the edge (each VM's own network and SSH server).
+ * by SSH through the edge (each VM's own network and SSH server): the time from asking for the VM
+ * to its first SSH command answering, its key fetched as the Vers CLI does; the deletion is not
+ * timed. Any failure fails the benchmark (and `npm run bench`) with its reason.
  */
 export async function benchEdgeVms(driver: 'sandbox' | 'qemu', rounds = 20): Promise<void> {
   console.log(`Edge into ${driver} VMs (real ssh through openssl s_client; a fresh connection each time)`);
@@ -87,38 +160,44 @@ export async function benchEdgeVms(driver: 'sandbox' | 'qemu', rounds = 20): Pro
 
     const created: number[] = [];
     for (let i = 0; i < Math.min(rounds, 10); i++) {
-      const [, ms] = await timed(async () => {
-        const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { mem_size_mib: 256 } });
-        const args = await sshArgs(vm_id);
-        for (;;) {
-          const ok = await run('ssh', [...args, ...viaEdge(vm_id), 'true'], { timeout: 30_000 }).then(() => true, () => false);
-          if (ok) break;
-        }
-        await bench.call('DELETE', `/api/v1/vm/${vm_id}`);
-      });
-      created.push(ms);
+      let vm_id: string | null = null;
+      try {
+        const [, ms] = await timed(async () => {
+          vm_id = (await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { mem_size_mib: 256 } })).vm_id as string;
+          await sshUntilItAnswers([...(await sshArgs(vm_id)), ...viaEdge(vm_id)]);
+        });
+        created.push(ms);
+      } finally {
+        if (vm_id) await bench.call('DELETE', `/api/v1/vm/${vm_id}`);
+      }
     }
 
     const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { mem_size_mib: 256 } });
     const ip = (await bench.call('GET', `/api/v1/vm/${vm_id}/metadata`)).ip as string;
     const args = await sshArgs(vm_id);
-    const sshEdge = await samples(rounds, () => run('ssh', [...args, ...viaEdge(vm_id), 'hostname']));
-    const sshDirect = await samples(rounds, () => run('ssh', [...args, `root@${ip}`, 'hostname']));
+    const { sshEdge, sshDirect } = await interleaved(rounds, {
+      sshEdge: () => run('ssh', [...args, ...viaEdge(vm_id), 'hostname']),
+      sshDirect: () => run('ssh', [...args, `root@${ip}`, 'hostname']),
+    });
     await startGuestHttpServer(async (method, path, options) => {
       const response = await fetch(bench.arbor.url + path, { method, headers: { authorization: `Bearer ${bench.arbor.createdAdminKey}`, 'content-type': 'application/json' }, body: JSON.stringify(options.body) });
       return { status: response.status, json: await response.json().catch(() => undefined) };
     }, vm_id, 8080);
-    const httpDirect = await samples(rounds * 5, () => get({ host: ip, port: 8080, hostHeader: `[${ip}]:8080` }));
-    const httpEdge = await samples(rounds * 5, () => get({ port: bench.arbor.edge.httpPort!, hostHeader: `${vm_id}.vm.${DOMAIN}:8080` }));
+    const bare = await startBareProxy(ip, 8080);
+    const { httpDirect, httpBare, httpEdge } = await interleaved(rounds * 5, {
+      httpDirect: () => get({ host: ip, port: 8080, hostHeader: `[${ip}]:8080` }),
+      httpBare: () => get({ port: bare.port, hostHeader: `${vm_id}.vm.${DOMAIN}:8080` }),
+      httpEdge: () => get({ port: bench.arbor.edge.httpPort!, hostHeader: `${vm_id}.vm.${DOMAIN}:8080` }),
+    });
+    bare.close();
     report([
       ['create (wait_boot) → reachable by SSH through the edge', spreadOf(created)],
       ['SSH connect → first output, straight to the VM', spreadOf(sshDirect)],
       ['SSH connect → first output, through the edge', `${spreadOf(sshEdge)}; ${ratio(sshEdge, sshDirect)} of straight (goal ≤ 1.3×)`],
       ['HTTP GET straight to the VM', spreadOf(httpDirect)],
-      ['HTTP GET through the edge', `${spreadOf(httpEdge)}; p50 ${ratio(httpEdge, httpDirect)} of straight (goal ≤ 1.3×)`],
+      ['HTTP GET through a bare Node proxy', `${spreadOf(httpBare)}; p50 ${ratio(httpBare, httpDirect)} of straight`],
+      ['HTTP GET through the edge', `${spreadOf(httpEdge)}; p50 ${ratio(httpEdge, httpDirect)} of straight (goal ≤ 1.3×), ${ratio(httpEdge, httpBare)} of the bare proxy`],
     ]);
-  } catch (error) {
-    console.log(`  failed: ${(error as Error).message}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await bench.stop();

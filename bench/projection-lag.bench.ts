@@ -6,8 +6,7 @@ import { AggregateRepository, newCommandContext, PROJECTOR_CHECKPOINT } from '@a
 import { Vm, VM_CONFIG_DEFAULTS } from '@arbor/domain';
 import { SqliteEventStore } from '@arbor/event-store';
 import { SqliteReadModelStore } from '@arbor/read-models';
-import { Projector } from '../apps/projector/src/projector';
-import { ALL_PROJECTIONS } from '../apps/projector/src/projections';
+import { ALL_PROJECTIONS, Projector } from '@arbor/projections';
 import { formatMs, percentile, report } from './stats';
 
 /** Time from an append's acknowledgement until the projector's checkpoint has passed it: one writer, then many. */

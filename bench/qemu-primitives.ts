@@ -52,7 +52,7 @@ export async function measureQemuPrimitives(
     await mkdir(dir, { recursive: true });
     const sockets = { qmp: join(dir, 'qmp.sock'), agent: join(dir, 'agent.sock') };
     const args = qemuArguments({
-      name: `arbor-bench-${name}`, accel, vcpus: 1, memMib: MEM_MIB, image, disk,
+      name: `arbor-bench-${name}`, accel, vcpus: 1, memMib: MEM_MIB, image, disk, kitDisk: image.kit_disk,
       qmpSocket: sockets.qmp, agentSocket: sockets.agent, serialLog: join(dir, 'serial.log'), incoming,
     });
     const process = await launchQemu(args, join(dir, 'qemu.log'), sockets.qmp);

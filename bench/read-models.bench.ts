@@ -11,7 +11,7 @@ import {
   type VmDocument,
   type WriteOp,
 } from '@arbor/read-models';
-import { ALL_PROJECTIONS } from '../apps/projector/src/projections';
+import { ALL_PROJECTIONS } from '@arbor/projections';
 import { report, spreadOf, timed } from './stats';
 
 const ORGS = 100;

@@ -6,10 +6,7 @@ import { Commit, deterministicUuid, Exec, Tag, Vm, VM_CONFIG_DEFAULTS, VmPlaceme
 import { InMemoryEventStore, SqliteEventStore, type EventStore } from '@arbor/event-store';
 import { SqliteReadModelStore } from '@arbor/read-models';
 import { AS_OF_PROJECTIONS } from '../apps/api/src/time-travel/read-models-as-of';
-import { replayLog } from '../apps/projector/src/replay-log';
-import { Projector } from '../apps/projector/src/projector';
-import { ALL_PROJECTIONS } from '../apps/projector/src/projections';
-import { rebuildReadModels } from '../apps/projector/src/rebuild-read-models';
+import { ALL_PROJECTIONS, Projector, rebuildReadModels, replayLog } from '@arbor/projections';
 import { report, timed } from './stats';
 
 /** About this many events in the log (VM sessions of ~30 events each, until it is reached). */

@@ -8,6 +8,8 @@ import { benchConcurrentMachines } from './concurrency.bench';
 import { benchDriver } from './drivers.bench';
 import { benchEdgeProxy, benchEdgeVms } from './edge.bench';
 import { benchExec } from './exec.bench';
+import { benchImageNewRoot } from './image-new-root.bench';
+import { benchImageUpload, benchRegistryPull } from './images.bench';
 import { benchInstrumentation } from './instrumentation.bench';
 import { benchNetwork } from './network.bench';
 import { benchEventStore } from './event-store.bench';
@@ -40,6 +42,10 @@ async function main() {
   console.log('');
   await benchRepositories();
   console.log('');
+  await benchImageUpload();
+  console.log('');
+  await benchRegistryPull();
+  console.log('');
   await benchEdgeProxy();
   console.log('');
   await benchEdgeVms('sandbox');
@@ -57,6 +63,10 @@ async function main() {
   await benchNetwork(20);
   console.log('');
   await benchDriver('sandbox', 10);
+  console.log('');
+  await benchImageNewRoot('sandbox', 10);
+  console.log('');
+  await benchImageNewRoot('qemu', 3);
   console.log('');
   // TCG boots cost seconds of CPU each: few rounds (skipped, with the reason, where qemu cannot run).
   await benchDriver('qemu', 5);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Debian packages Arbor needs, by purpose, in one place; installs the ones missing (apt-get
 # update only when something is). Used by the quick start, CI and the qemu image builder.
-# Usage: scripts/install-debian-packages.sh sandbox qemu edge build
+# Usage: scripts/install-debian-packages.sh sandbox qemu edge build images images-tests
 set -eu
 packages=""
 for purpose in "$@"; do
@@ -10,17 +10,30 @@ for purpose in "$@"; do
     # filesystem; btrfs-progs its machine disks; util-linux losetup/findmnt/nsenter; openssh-client
     # ssh and ssh-keygen, which the tests reach and check machines with (host keys are made
     # in-process; host locks are held by perl, which every Debian has); iproute2 and nftables the
-    # machines' networks (bridge, veth/tap ports, isolation and NAT rules).
-    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables" ;;
+    # machines' networks (bridge, veth/tap ports, isolation and NAT rules); git the deploys' clones
+    # (on the worker's host) and their ls-remote (on the api's). gcc, libc6-dev and patchelf build
+    # the guest kit every machine runs from /.arbor (the static helper, Debian's sshd and qemu-ga
+    # made to run in any root); busybox-static is in the kit and in the image tests' bare root.
+    # strace shows the tests that machines and snapshots are fsynced into place.
+    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables git gcc libc6-dev patchelf busybox-static strace" ;;
     # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
-    # its guest image (root disk, initramfs); iproute2 and nftables the machines' networks.
-    qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs iproute2 nftables openssh-client" ;;
+    # its guest image (root disk, initramfs) and images' disks; gcc, libc6-dev and patchelf the
+    # guest kit (as for the sandbox); iproute2 and nftables the machines' networks; git the
+    # deploys' clones.
+    qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs iproute2 nftables openssh-client ca-certificates git gcc libc6-dev patchelf" ;;
     # the edge's tests and its users: openssl s_client is the ssh ProxyCommand into a VM over
     # TLS, ssh the client, curl for HTTPS to VMs; iproute2 puts test addresses on loopback.
     edge) packages="$packages openssl openssh-client curl iproute2" ;;
     # node-gyp compiles better-sqlite3 when its prebuilt binary cannot be downloaded.
     build) packages="$packages python3 make g++" ;;
-    *) echo "install-debian-packages: unknown purpose '$purpose' (sandbox, qemu, edge, build)" >&2; exit 2 ;;
+    # base images (POST /images): zstd decodes zstd-compressed layers and tarballs (Node 20 has no
+    # decoder); ca-certificates for HTTPS registries and S3.
+    images) packages="$packages zstd ca-certificates" ;;
+    # the base images' tests and benchmarks: Debian's docker-registry (the reference registry),
+    # skopeo pushes into it (and is the pull benchmark's yardstick), umoci beside it for OCI
+    # layouts, busybox-static the bare root filesystem they upload.
+    images-tests) packages="$packages docker-registry skopeo umoci busybox-static" ;;
+    *) echo "install-debian-packages: unknown purpose '$purpose' (sandbox, qemu, edge, build, images, images-tests)" >&2; exit 2 ;;
   esac
 done
 

@@ -21,9 +21,10 @@ if [ "$node_major" -lt 20 ] || { [ "$node_major" -eq 20 ] && [ "$node_minor" -lt
 fi
 command -v npm >/dev/null || need_node "node $node_version has no npm"
 
-# sandbox and qemu drivers (auto picks qemu where KVM works; npm test exercises both), and the
-# build tools better-sqlite3 may need.
-./scripts/install-debian-packages.sh sandbox qemu edge build
+# sandbox and qemu drivers (auto picks qemu where KVM works; npm test exercises both), the
+# build tools better-sqlite3 may need, what base images need (zstd), and what the tests of both
+# use (npm test: docker-registry, skopeo).
+./scripts/install-debian-packages.sh sandbox qemu edge build images images-tests
 
 npm install --no-audit --no-fund
 exec npm start

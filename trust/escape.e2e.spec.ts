@@ -1,10 +1,13 @@
 import { join } from 'node:path';
+import { EXEC_OUTPUT_LIMIT_EXIT_CODE, execOutputLimitNote } from '@arbor/domain';
 import { ESCAPE_ATTACKS, type EscapeTarget, makeHostSecret } from '@arbor/hypervisor/testing';
 import { startTestArbor, type TestArbor } from '../test/support/arbor-harness';
 import { printFigures } from './support/figures';
 
-/** How long `yes` may run: the exec's timeout ends it where no output cap does first. */
-const ENDLESS_OUTPUT_SECS = 2;
+/** The exec output cap the service runs with (ARBOR_EXEC_OUTPUT_MAX_BYTES): small, so `yes` meets it in moments. */
+const OUTPUT_CAP = 1024 * 1024;
+/** `yes`'s timeout: far longer than it takes to reach the cap, so only the cap can end it in time. */
+const ENDLESS_OUTPUT_TIMEOUT_SECS = 600;
 
 /**
  * From inside a VM, through the public API only (`POST /vm/{id}/exec`, `GET /vm/{id}/files`), each
@@ -40,7 +43,7 @@ describe('trust: escape attempts from a VM through the public API', () => {
 
   beforeAll(async () => {
     hostSecret = makeHostSecret();
-    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
+    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_EXEC_OUTPUT_MAX_BYTES: String(OUTPUT_CAP) } });
     vm = await arbor.bootVm({ mem_size_mib: 256 });
   }, 300_000);
   afterAll(async () => {
@@ -66,15 +69,22 @@ describe('trust: escape attempts from a VM through the public API', () => {
     }),
   );
 
-  it('ends endless output: `yes` through sync exec answers, and the VM serves the next exec', () =>
+  it('ends endless output at the output cap: `yes` through sync exec answers the cap, its note and 137, and the VM serves the next exec', () =>
     attempt(async () => {
       const started = Date.now();
-      const answer = await arbor.request('POST', `/api/v1/vm/${vm}/exec`, { body: { command: ['yes'], timeout_secs: ENDLESS_OUTPUT_SECS } });
+      const answer = await arbor.request('POST', `/api/v1/vm/${vm}/exec`, { body: { command: ['yes'], timeout_secs: ENDLESS_OUTPUT_TIMEOUT_SECS } });
       endlessOutput = { 'endless output: bytes answered': answer.text.length, 'endless output: ms': Date.now() - started };
-      // Ended by its timeout (124) or by the output cap (a clear non-zero exit); never a 5xx.
+      // Ended by the cap, as it defines (not by its timeout, which would answer 124): exactly the
+      // cap's bytes kept, the note on stderr, killed.
       expect(answer.status).toBe(200);
-      expect(answer.json.exit_code).not.toBe(0);
+      expect({ exit_code: answer.json.exit_code, stdout_bytes: answer.json.stdout.length, stderr: answer.json.stderr }).toEqual({
+        exit_code: EXEC_OUTPUT_LIMIT_EXIT_CODE,
+        stdout_bytes: OUTPUT_CAP,
+        stderr: execOutputLimitNote(OUTPUT_CAP),
+      });
+      expect(answer.json.stdout).toBe('y\n'.repeat(OUTPUT_CAP / 2));
       expect((await target.run(['true'])).exit).toBe(0);
     }),
+    ENDLESS_OUTPUT_TIMEOUT_SECS * 1000,
   );
 });

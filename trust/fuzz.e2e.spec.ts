@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { GitHttpServer } from '../test/support/git-http-server';
 import { startTestArbor, type TestArbor } from '../test/support/arbor-harness';
 import { mutationsOf, sampleByKind } from './fuzz/fuzz-requests';
 import { printFigures } from './support/figures';
@@ -6,6 +7,7 @@ import { type OpenApiDocument, operationsOf } from './support/openapi-operations
 import { missingPathValues, sendOperation, validRequest } from './support/operation-request';
 import { makeOrgResources, vmsMadeBy } from './support/org-resources';
 import { seededRandom } from './support/seeded-random';
+import { startTrustGitHost } from './support/trust-git-host';
 import { seedFor, trustSetting } from './support/trust-settings';
 
 /** Odd strings tried in each string field, path and query parameter: this many of the named ones, and random ones. */
@@ -27,13 +29,18 @@ const ONLY = new RegExp(process.env.TRUST_FUZZ_ONLY ?? '');
  */
 describe('trust: fuzz every operation of the served OpenAPI document', () => {
   let arbor: TestArbor;
+  let git: GitHttpServer;
   let document: OpenApiDocument;
 
   beforeAll(async () => {
-    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    git = await startTrustGitHost();
+    arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox', ARBOR_WEBHOOK_ALLOW_PRIVATE: 'true', ARBOR_GIT_BASE_URL: git.url } });
     document = (await arbor.request('GET', '/api/docs-json', { key: null })).json;
   }, 300_000);
-  afterAll(() => arbor?.destroy(), 300_000);
+  afterAll(async () => {
+    await arbor?.destroy();
+    await git?.stop();
+  }, 300_000);
 
   it('answers every generated request with no 5xx, and logs nothing for the ones it refuses', async () => {
     const operations = operationsOf(document).filter((operation) => ONLY.test(operation.id));

@@ -52,6 +52,51 @@ describe('the account endpoints (/arbor/v1) and an invitation-only sign-up', () 
     expect(members).toContainEqual(expect.objectContaining({ email: 'bob@example.com', email_verified: true, role: 'member' }));
   }, 60_000);
 
+  /** The org's event feed as one of its members (not an operator, who sees every org) reads it, by type. */
+  const orgFeed = async (key: string, type: string) =>
+    ((await arbor.request('GET', `/api/v1/events?type=${type}&limit=1000`, { key })).json.events as { type: string; data: Record<string, unknown>; metadata: { org_id: string } }[]);
+
+  it("the first-start admin key owns the first org through the identity events, which are in that org's feed", async () => {
+    const whoami = (await arbor.request('GET', '/arbor/v1/whoami')).json;
+    const admin_key_id = arbor.adminKey.slice(0, 36);
+    expect(whoami).toEqual({ user_id: expect.any(String), email: null, org_id: expect.any(String), org_name: 'default', role: 'owner', api_key_id: admin_key_id, is_operator: true });
+    const { org_id, user_id } = whoami;
+    const watcher = await issueKeyForMember(arbor.infra.eventStore, org_id, 'member');
+    const stranger = await issueKeyForNewOrg(arbor.infra.eventStore);
+
+    expect(await orgFeed(watcher.key, 'UserRegistered')).toContainEqual(expect.objectContaining({ data: expect.objectContaining({ user_id, email: null }), metadata: expect.objectContaining({ org_id }) }));
+    expect(await orgFeed(watcher.key, 'OrgCreated')).toContainEqual(expect.objectContaining({ data: expect.objectContaining({ org_id, name: 'default' }) }));
+    expect(await orgFeed(watcher.key, 'MemberAdded')).toContainEqual(expect.objectContaining({ data: expect.objectContaining({ org_id, user_id, role: 'owner' }) }));
+    expect(await orgFeed(watcher.key, 'ApiKeyIssued')).toContainEqual(
+      expect.objectContaining({ data: expect.objectContaining({ key_id: admin_key_id, org_id, user_id, is_operator: true, secret_sha256: '[redacted]' }) }),
+    );
+    // The members list says the same: the admin is the org's owner.
+    expect((await arbor.request('GET', '/arbor/v1/org/members', { key: watcher.key })).json.members).toContainEqual(expect.objectContaining({ user_id, role: 'owner' }));
+    // Another org's feed holds none of it.
+    for (const type of ['UserRegistered', 'OrgCreated', 'MemberAdded', 'ApiKeyIssued']) {
+      expect((await orgFeed(stranger.key, type)).filter((event) => event.metadata.org_id === org_id)).toEqual([]);
+    }
+  });
+
+  it("a revoked key and a removed member are in the org's feed: ApiKeyRevoked, MemberRemoved (and the member's keys revoked)", async () => {
+    const { org_id } = (await arbor.request('GET', '/arbor/v1/whoami')).json;
+    const watcher = await issueKeyForMember(arbor.infra.eventStore, org_id, 'member');
+    const leaked = await issueKeyForMember(arbor.infra.eventStore, org_id, 'member');
+    const leaving = await issueKeyForMember(arbor.infra.eventStore, org_id, 'admin');
+    await pollUntil(async () => (await arbor.request('GET', '/arbor/v1/whoami', { key: leaving.key })).status === 200);
+
+    expect((await arbor.request('DELETE', `/arbor/v1/keys/${leaked.key_id}`)).status).toBe(204);
+    expect((await arbor.request('DELETE', `/arbor/v1/org/members/${leaving.user_id}`)).status).toBe(204);
+
+    const revoked = (await orgFeed(watcher.key, 'ApiKeyRevoked')).map((event) => event.data.key_id);
+    expect(revoked).toEqual(expect.arrayContaining([leaked.key_id, leaving.key_id]));
+    expect(await orgFeed(watcher.key, 'MemberRemoved')).toContainEqual(
+      expect.objectContaining({ data: expect.objectContaining({ org_id, user_id: leaving.user_id, role: 'admin' }), metadata: expect.objectContaining({ org_id }) }),
+    );
+    // Refused within a second (the rule every api process keeps).
+    for (const key of [leaked.key, leaving.key]) await pollUntil(async () => (await arbor.request('POST', '/api/v1/keys/validate', { key })).status === 401, { timeoutMs: 1000 });
+  });
+
   it('a member lists their own keys, an owner every key of the org; another org sees none of them', async () => {
     const owner = await issueKeyForNewOrg(arbor.infra.eventStore);
     const member = await issueKeyForMember(arbor.infra.eventStore, owner.org_id, 'member');

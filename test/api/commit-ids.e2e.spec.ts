@@ -1,19 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import { orgCommitId } from '@arbor/domain';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 
 /**
- * A client may choose a commit's id. Ids are global, so one id asked of two VMs at the same
- * moment goes to exactly one: the other request gets 409 before anything is asked of its VM
- * (no pause, no snapshot, no failure in its log). Sandbox driver.
+ * A client may choose a commit's id. Ids are the org's (commit-id-scoping.e2e.spec.ts: another
+ * org's are another matter), so one id asked of two VMs of one org at the same moment goes to
+ * exactly one: the other request gets 409 before anything is asked of its VM (no pause, no
+ * snapshot, no failure in its log). Sandbox driver.
  */
 describe('client-chosen commit ids (HTTP, sandbox driver)', () => {
   let arbor: TestArbor;
   let vms: [string, string];
+  let org_id: string;
 
   beforeAll(async () => {
     arbor = await startTestArbor({ env: { HYPERVISOR: 'sandbox' } });
     const newVm = () => arbor.bootVm();
     vms = [await newVm(), await newVm()];
+    org_id = (await arbor.infra.eventStore.readAll({ max_count: 1000 })).find((e) => e.type === 'OrgCreated')!.metadata.org_id!;
   }, 300_000);
   afterAll(() => arbor?.destroy());
 
@@ -29,7 +33,9 @@ describe('client-chosen commit ids (HTTP, sandbox driver)', () => {
       expect(answers[1 - winner].json).toEqual({ error: `commit ${commit_id} already exists`, success: false });
 
       const loserEvents = await vmEvents(vms[1 - winner]);
-      expect(loserEvents.filter((e) => e.data.commit_id === commit_id)).toEqual([]);
+      // The log knows the commit by its id in the log, derived from the org and the chosen id.
+      expect(loserEvents.filter((e) => e.data.commit_id === orgCommitId(org_id, commit_id))).toEqual([]);
+      expect((await vmEvents(vms[winner])).filter((e) => e.data.commit_id === orgCommitId(org_id, commit_id)).length).toBeGreaterThan(0);
       expect(loserEvents.map((e) => e.type)).not.toContain('VmOperationFailed');
       expect((await arbor.request('GET', `/api/v1/vm/${vms[1 - winner]}/status`)).json.state).toBe('running');
       const commit = (await arbor.request('GET', `/api/v1/vm/commits/${commit_id}/parents`)).json[0];

@@ -1,9 +1,9 @@
-import { COMMIT_ANCESTORS_COLLECTION, COMMITS_COLLECTION } from '@arbor/read-models';
+import { COMMIT_ANCESTORS_COLLECTION, COMMIT_NAMES_COLLECTION, COMMITS_COLLECTION } from '@arbor/read-models';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg } from '../support/issue-key';
 
 /**
- * GET /vm/commits/{id}/parents: the commit, then its ancestors nearest first, read with two
+ * GET /vm/commits/{id}/parents: the commit, then its ancestors nearest first, read with a few
  * queries however deep; the chain shows only what the org may read, and ends before the first ancestor it
  * may not (another org's private commit, or a deleted one). Sandbox driver.
  */
@@ -36,7 +36,7 @@ describe('GET /vm/commits/{id}/parents (HTTP, sandbox driver)', () => {
     return res.json.map((c: { id: string }) => c.id) as string[];
   };
 
-  it('serves a 12-generation chain nearest first, with two read-model queries in all', async () => {
+  it('serves a 12-generation chain nearest first, with four read-model queries in all', async () => {
     const lineage: string[] = [];
     let vm = await newRoot();
     for (let generation = 0; generation < 12; generation++) {
@@ -55,8 +55,9 @@ describe('GET /vm/commits/{id}/parents (HTTP, sandbox driver)', () => {
     } finally {
       spies.forEach(({ spy }) => spy.mockRestore());
     }
-    // The ancestor ids, then every commit of the chain at once: not one round trip per generation.
-    expect(queries.sort()).toEqual([`find ${COMMITS_COLLECTION}`, `findOne ${COMMIT_ANCESTORS_COLLECTION}`]);
+    // The commit by the id asked, its ancestor ids, every ancestor at once, and the org's names for
+    // them: not one round trip per generation.
+    expect(queries.sort()).toEqual([`find ${COMMIT_NAMES_COLLECTION}`, `find ${COMMITS_COLLECTION}`, `find ${COMMITS_COLLECTION}`, `findOne ${COMMIT_ANCESTORS_COLLECTION}`]);
   });
 
   it("ends before another org's private ancestor, even when older ancestors are readable again", async () => {

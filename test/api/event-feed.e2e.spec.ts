@@ -19,7 +19,7 @@ describe('event feed (HTTP)', () => {
     expect(res.json.map((e: { type: string }) => e.type)).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmPauseRequested', 'VmPaused']);
     expect(attached.metadata.causation_id).toBe(requested.event_id);
     expect(requested.metadata).toMatchObject({
-      schema_version: 3, // VmCreationRequested: its env sealed, its SSH key generation recorded, how it reached its commit
+      schema_version: 4, // VmCreationRequested: its env sealed, its SSH key generation recorded, how it reached its commit, its custom image
       correlation_id: '5d9c7c2e-0b8e-4f7e-9a51-0c3f3e6d2a11',
       actor_key_id: arbor.adminKey.slice(0, 36),
     });

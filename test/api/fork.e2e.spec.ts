@@ -76,22 +76,23 @@ describe('fork (HTTP, sandbox driver): a public tag becomes a VM, a commit and a
 
 describe('fork (HTTP, machines in memory): a fork that cannot finish removes what it made', () => {
   let arbor: TestArbor;
-  let driver: TakeTagOnStart;
+  let driver: HookOnStart;
   let publisher: Org;
   let forker: Org;
 
-  /** Someone takes the target tag while the fork's VM starts: the fork only finds out at its last step. */
-  class TakeTagOnStart extends InMemoryDriver {
-    takeTag: (() => Promise<void>) | null = null;
+  /** Someone acts while the fork's VM starts (takes its target tag, its commit id): the fork only finds out at a later step. */
+  class HookOnStart extends InMemoryDriver {
+    beforeStart: (() => Promise<void>) | null = null;
     override async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec) {
-      await this.takeTag?.();
-      this.takeTag = null;
+      const hook = this.beforeStart;
+      this.beforeStart = null;
+      await hook?.();
       return super.startFromSnapshot(snapshot_id, spec);
     }
   }
 
   beforeAll(async () => {
-    driver = new TakeTagOnStart();
+    driver = new HookOnStart();
     arbor = await startTestArbor({ driver });
     publisher = await issueKeyForNewOrg(arbor.infra.eventStore, 'publisher');
     forker = await issueKeyForNewOrg(arbor.infra.eventStore, 'forker');
@@ -126,7 +127,7 @@ describe('fork (HTTP, machines in memory): a fork that cannot finish removes wha
   it('the target tag taken meanwhile: 409; the fork removes its VM and commit, and keeps the repository that now holds a tag', async () => {
     const mine = (await arbor.request('POST', `/api/v1/vm/${await arbor.bootVm({}, { key: forker.key })}/commit`, { key: forker.key })).json.commit_id;
     expect((await arbor.request('POST', '/api/v1/repositories', { key: forker.key, body: { name: 'app' } })).status).toBe(201);
-    driver.takeTag = async () => {
+    driver.beforeStart = async () => {
       const taken = await arbor.request('POST', '/api/v1/repositories/app/tags', { key: forker.key, body: { tag_name: 'v1', commit_id: mine } });
       expect(taken.status).toBe(201);
     };
@@ -136,5 +137,25 @@ describe('fork (HTTP, machines in memory): a fork that cannot finish removes wha
     expect(failed.status).toBe(409);
     expect(await leftovers()).toEqual(before);
     expect((await arbor.request('GET', '/api/v1/repositories/app/tags/v1', { key: forker.key })).json.commit_id).toBe(mine);
+  });
+
+  it("the fork's commit id is its own from the request: another commit of the org cannot take it meanwhile (409), and the fork completes", async () => {
+    const vm = await arbor.bootVm({}, { key: forker.key });
+    let taking: { status: number; json: unknown } | null = null;
+    let forkCommit: string | null = null;
+    driver.beforeStart = async () => {
+      // The fork's commit id is in the org's feed from its request on; a client may choose commit ids.
+      const [requested] = (await arbor.request('GET', '/api/v1/events?type=ForkRequested&limit=1000', { key: forker.key })).json.events.slice(-1);
+      forkCommit = requested.data.commit_id as string;
+      const taken = await arbor.request('POST', `/api/v1/vm/${vm}/commit`, { key: forker.key, body: { commit_id: forkCommit } });
+      taking = { status: taken.status, json: taken.json };
+    };
+    const forked = await fork(arbor, forker.key, { source_org: 'publisher', source_repo: 'app', source_tag: 'v1', repo_name: 'contested' });
+    expect(taking).toEqual({ status: 409, json: { error: `commit ${forkCommit} already exists`, success: false } });
+    expect(forked.status).toBe(201);
+    expect(forked.json.commit_id).toBe(forkCommit);
+    const commits = (await arbor.request('GET', '/api/v1/commits?limit=100', { key: forker.key })).json.commits as { commit_id: string; parent_vm_id: string }[];
+    expect(commits.filter((commit) => commit.commit_id === forkCommit)).toEqual([expect.objectContaining({ parent_vm_id: forked.json.vm_id })]);
+    for (const id of [vm, forked.json.vm_id]) expect((await arbor.request('DELETE', `/api/v1/vm/${id}`, { key: forker.key })).status).toBe(200);
   });
 });

@@ -52,6 +52,23 @@ describe('repositories (HTTP)', () => {
     expect((await createRepo('scratch')).status).toBe(201); // a deleted name can be taken again
   });
 
+  it("answers tags named like Object.prototype's members as any other name: missing until made (found by the trust suite's catalogue check)", async () => {
+    expect((await createRepo('protos')).status).toBe(201);
+    for (const name of ['constructor', '__proto__']) {
+      const before = await arbor.infra.eventStore.headPosition();
+      const moved = await arbor.request('PATCH', `/api/v1/repositories/protos/tags/${name}`, { body: { commit_id: commitA, description: 'x' } });
+      expect({ name, status: moved.status, body: moved.json }).toEqual({ name, status: 404, body: { error: 'tag not found', success: false } });
+      expect((await arbor.request('DELETE', `/api/v1/repositories/protos/tags/${name}`)).status).toBe(404);
+      expect((await arbor.request('POST', '/api/v1/vm/from_commit', { body: { ref: `protos:${name}` } })).status).toBe(404);
+      expect(await arbor.infra.eventStore.headPosition()).toBe(before);
+      expect((await tagRepo('protos', name, commitA)).status).toBe(201);
+      expect((await arbor.request('PATCH', `/api/v1/repositories/protos/tags/${name}`, { body: { commit_id: commitB } })).status).toBe(204);
+      expect((await arbor.request('GET', `/api/v1/repositories/protos/tags/${name}`)).json).toMatchObject({ tag_name: name, commit_id: commitB });
+      expect((await arbor.request('DELETE', `/api/v1/repositories/protos/tags/${name}`)).status).toBe(204);
+    }
+    expect((await arbor.request('DELETE', '/api/v1/repositories/protos')).status).toBe(204);
+  });
+
   it('refuses bad names with 400, missing fields with 422, no key with 401', async () => {
     expect((await createRepo('no spaces')).json).toEqual({ error: 'name may hold only letters, digits, ".", "_" and "-" (1-64 characters)', success: false });
     expect((await createRepo('x'.repeat(65))).status).toBe(400);
@@ -84,6 +101,31 @@ describe('repositories (HTTP)', () => {
     expect((await arbor.request('DELETE', '/api/v1/repositories/app/tags/tmp')).status).toBe(204);
     expect((await arbor.request('DELETE', '/api/v1/repositories/app/tags/tmp')).status).toBe(404);
     expect((await arbor.request('GET', '/api/v1/repositories/app/tags/tmp')).status).toBe(404);
+  });
+
+  it('answers 404 with the contract\'s body for a missing repository\'s visibility and a tag moved to a missing commit, changing nothing', async () => {
+    const missingRepo = await arbor.request('PATCH', '/api/v1/repositories/missing/visibility', { body: { is_public: true } });
+    expect(missingRepo).toMatchObject({ status: 404, json: { error: 'repository not found', success: false } });
+    // Another org's repository answers exactly like a missing one.
+    expect((await createRepo('theirs', { key: other.key })).status).toBe(201);
+    const othersRepo = await arbor.request('PATCH', '/api/v1/repositories/theirs/visibility', { body: { is_public: true } });
+    expect({ status: othersRepo.status, json: othersRepo.json }).toEqual({ status: 404, json: { error: 'repository not found', success: false } });
+    expect((await arbor.request('GET', '/api/v1/repositories/theirs', { key: other.key })).json.is_public).toBe(false);
+
+    expect((await createRepo('patched')).status).toBe(201);
+    expect((await tagRepo('patched', 'pinned', commitA)).status).toBe(201);
+    const missingCommit = await arbor.request('PATCH', '/api/v1/repositories/patched/tags/pinned', { body: { commit_id: randomUUID(), description: 'moved' } });
+    expect({ status: missingCommit.status, json: missingCommit.json }).toEqual({ status: 404, json: { error: 'commit not found', success: false } });
+    // Another org's (private) commit is missing to this org too.
+    const theirVm = await arbor.bootVm({}, { key: other.key });
+    const theirCommit = (await arbor.request('POST', `/api/v1/vm/${theirVm}/commit`, { key: other.key })).json.commit_id;
+    const afterTheirs = await arbor.infra.eventStore.headPosition();
+    const othersCommit = await arbor.request('PATCH', '/api/v1/repositories/patched/tags/pinned', { body: { commit_id: theirCommit } });
+    expect({ status: othersCommit.status, json: othersCommit.json }).toEqual({ status: 404, json: { error: 'commit not found', success: false } });
+    // Neither half of a refused change is applied, and nothing is written for it.
+    expect((await arbor.request('GET', '/api/v1/repositories/patched/tags/pinned')).json).toMatchObject({ commit_id: commitA, description: null });
+    expect(await arbor.infra.eventStore.headPosition()).toBe(afterTheirs);
+    expect((await arbor.request('DELETE', `/api/v1/vm/${theirVm}`, { key: other.key })).status).toBe(200);
   });
 
   it('a commit a tag points at cannot be deleted (409) until the tag moves or goes', async () => {

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForMember, issueKeyForNewOrg, type IssuedTestKey } from '../support/issue-key';
+import { pollUntil } from '../support/poll-until';
+import { tarOf } from '../support/tar-archives';
 
 /**
  * The role rule (libs/domain/src/org/org-roles.ts) on every write operation that changes or
@@ -50,6 +52,24 @@ describe('the role rule on every write operation (HTTP)', () => {
     return name;
   };
 
+  /** A built image of `key`'s (a tiny uploaded root filesystem). */
+  const imageOf = async (key: string) => {
+    const form = new FormData();
+    form.append('file', new Blob([await tarOf([{ name: 'etc/hostname', content: 'img\n' }])]), 'root.tar');
+    const image_name = `img-${randomUUID().slice(0, 8)}`;
+    const response = await fetch(`${arbor.url}/api/v1/images/upload?image_name=${image_name}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    if (response.status !== 201) throw new Error(`upload answered ${response.status}: ${await response.text()}`);
+    const { job_id } = (await response.json()) as { job_id: string };
+    await pollUntil(async () => (await send(key, 'GET', `/api/v1/images/${image_name}/status`)).status === 'completed', { timeoutMs: 30_000 });
+    return job_id;
+  };
+  const onImage = (call: (image: string) => Call, ok: number): Omit<Operation, 'name'> => ({
+    make: async (key) => {
+      const image = await imageOf(key);
+      return (missing) => call(missing ? randomUUID() : image);
+    },
+    ok,
+  });
   const onVm = (call: (vm: string) => Call, ok: number): Omit<Operation, 'name'> => ({
     make: async (key) => {
       const vm = await vmOf(key);
@@ -119,6 +139,8 @@ describe('the role rule on every write operation (HTTP)', () => {
       },
       ok: 200,
     },
+    { name: 'DELETE /images/images/{id}', ...onImage((image) => ({ method: 'DELETE', path: `/api/v1/images/images/${image}` }), 200) },
+    { name: 'PATCH /arbor/v1/images/{id}', ...onImage((image) => ({ method: 'PATCH', path: `/arbor/v1/images/${image}`, body: { is_public: false } }), 200) },
     {
       name: 'DELETE /arbor/v1/webhooks/{id}',
       make: async (key) => {

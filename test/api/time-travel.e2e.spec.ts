@@ -20,10 +20,10 @@ interface Moment {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * `as_of` on the VM, commit and tag reads: a scripted history, every read recorded live after each
- * step, then asked again as of each step's position and time.
+ * `as_of` on the VM, commit, tag and repository tag reads: a scripted history, every read recorded
+ * live after each step, then asked again as of each step's position and time.
  */
-describe('time travel: as_of on the VM, commit and tag reads (HTTP)', () => {
+describe('time travel: as_of on the VM, commit, tag and repository tag reads (HTTP)', () => {
   let arbor: TestArbor;
   let other: { key: string; org_id: string };
   const moments: Moment[] = [];
@@ -39,6 +39,7 @@ describe('time travel: as_of on the VM, commit and tag reads (HTTP)', () => {
   /** Every read `as_of` serves, as the admin key's org and as another org (`paths` of the VM once it exists). */
   const reads = (): [string, string | undefined][] => {
     const paths = ['/api/v1/vms', '/api/v1/commits', '/api/v1/commits?limit=1&offset=1', '/api/v1/commits/public', '/api/v1/commit_tags', '/api/v1/commit_tags/release'];
+    paths.push('/api/v1/repositories/app/tags', '/api/v1/repositories/app/tags/v1');
     paths.push(...[first, second].map((id) => `/api/v1/vm/commits/${id}/parents`));
     if (vmId) paths.push(`/api/v1/vm/${vmId}/status`, `/api/v1/vm/${vmId}/metadata`);
     return paths.flatMap((path): [string, string | undefined][] => [
@@ -88,16 +89,24 @@ describe('time travel: as_of on the VM, commit and tag reads (HTTP)', () => {
     await record('commit it');
     await expectOk('POST', '/api/v1/commit_tags', { tag_name: 'release', commit_id: first, description: 'v1' });
     await record('tag the commit');
+    await expectOk('POST', '/api/v1/repositories', { name: 'app' });
+    await record('make a repository');
+    await expectOk('POST', '/api/v1/repositories/app/tags', { tag_name: 'v1', commit_id: first, description: 'first' });
+    await record('tag the commit in the repository');
     await expectOk('POST', `/api/v1/vm/${vmId}/commit`, { commit_id: second, name: 'second' });
     await record('commit it again');
     await expectOk('PATCH', '/api/v1/commit_tags/release', { commit_id: second });
     await record('move the tag');
+    await expectOk('PATCH', '/api/v1/repositories/app/tags/v1', { commit_id: second, description: 'second' });
+    await record('move the repository tag');
     await expectOk('PATCH', `/api/v1/commits/${first}`, { is_public: true });
     await record('make the first commit public');
     await expectOk('DELETE', `/api/v1/vm/${vmId}`);
     await record('delete the VM');
     await expectOk('DELETE', '/api/v1/commit_tags/release');
     await record('delete the tag');
+    await expectOk('DELETE', '/api/v1/repositories/app/tags/v1');
+    await record('delete the repository tag');
 
     // The history is what it says: each step changed what the reads answer.
     for (let i = 1; i < moments.length; i++) expect(moments[i].answers).not.toEqual(moments[i - 1].answers);
@@ -133,9 +142,17 @@ describe('time travel: as_of on the VM, commit and tag reads (HTTP)', () => {
     expect((await ask('/api/v1/vms', other.key, at)).json).toEqual([]);
     expect((await ask(`/api/v1/vm/commits/${first}/parents`, other.key, at)).status).toBe(404);
     expect((await ask('/api/v1/commit_tags/release', other.key, at)).status).toBe(404);
-    // Once public, the first commit was readable by every org, as of then.
+    const repoTagged = String(moments.find((m) => m.step === 'tag the commit in the repository')!.position);
+    expect((await ask('/api/v1/repositories/app/tags/v1', undefined, repoTagged)).json).toMatchObject({ commit_id: first, description: 'first' });
+    expect(await ask('/api/v1/repositories/app/tags/v1', other.key, repoTagged)).toEqual({ status: 404, json: { error: 'repository not found', success: false } });
+    // Once public, the first commit was readable by every org, as of then: by its id in the log
+    // (the id chosen for it is its own org's name for it).
     const published = String(moments.find((m) => m.step === 'make the first commit public')!.position);
-    expect((await ask(`/api/v1/vm/commits/${first}/parents`, other.key, published)).status).toBe(200);
+    const created = (await arbor.infra.eventStore.readAll({ max_count: 10_000 })).find((e) => e.type === 'CommitCreated' && (e.data as { name: string }).name === 'first')!;
+    const firstInLog = (created.data as { commit_id: string }).commit_id;
+    expect((await ask(`/api/v1/vm/commits/${firstInLog}/parents`, other.key, at)).status).toBe(404);
+    expect((await ask(`/api/v1/vm/commits/${firstInLog}/parents`, other.key, published)).status).toBe(200);
+    expect((await ask(`/api/v1/vm/commits/${first}/parents`, other.key, published)).status).toBe(404);
     // Before the VM existed, it was not there for its own org either.
     expect((await ask(`/api/v1/vm/${vmId}/status`, undefined, String(moments[0].position))).status).toBe(404);
   });

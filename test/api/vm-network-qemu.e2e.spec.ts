@@ -7,7 +7,8 @@ const describeAsRoot = describeUnless(rootReason);
 /**
  * Each QEMU VM has a NIC on a tap of the host's bridge: reached by a real SSH client at its IPv6
  * address, walled off from the host, and a branch restored from its memory takes an address, a
- * MAC and a host key of its own (the guest wakes up with its parent's). Under TCG: seconds a boot.
+ * MAC and a host key of its own (the guest wakes up with its parent's), as does a VM from a commit
+ * (from_commit). Under TCG: seconds a boot.
  */
 describeAsRoot('VM networks on the qemu driver (HTTP, ssh)', () => {
   let arbor: TestArbor;
@@ -53,5 +54,20 @@ describeAsRoot('VM networks on the qemu driver (HTTP, ssh)', () => {
     expect((await arbor.request('DELETE', `/api/v1/vm/${child}`)).status).toBe(200);
     expect(networkTracesOf(lease)).toEqual([]);
     expect(leaseExists(child)).toBe(false);
+  }, 300_000);
+
+  it('gives a VM made from a commit (from_commit) its own address, MAC, host key and hostname', async () => {
+    const { commit_id } = (await arbor.request('POST', `/api/v1/vm/${parent}/commit`)).json;
+    const restored = await arbor.request('POST', '/api/v1/vm/from_commit', { body: { commit_id } });
+    expect(restored.status).toBe(201);
+    const child: string = restored.json.vm_id;
+    const [parentIp, childIp] = [await ipOf(parent), await ipOf(child)];
+    expect(childIp).toBe(leaseOf(child).ipv6);
+    expect(childIp).not.toBe(parentIp);
+    expect(leaseOf(child).mac).not.toBe(leaseOf(parent).mac);
+    expect(await hostKeyOf(childIp)).not.toBe(await hostKeyOf(parentIp));
+    expect(await ssh(childIp, await sshKeyFile(arbor, child, keys), 'hostname; ip -o link show dev eth0')).toMatch(new RegExp(`^${child}\\n.*link/ether ${leaseOf(child).mac}`, 's'));
+    expect((await arbor.request('DELETE', `/api/v1/vm/${child}`)).status).toBe(200);
+    expect((await arbor.request('DELETE', `/api/v1/commits/${commit_id}`)).status).toBe(204);
   }, 300_000);
 });

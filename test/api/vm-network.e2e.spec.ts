@@ -132,6 +132,32 @@ describeAsRoot('VM networks on the sandbox driver (HTTP, ssh)', () => {
     expect((await arbor.request('DELETE', `/api/v1/vm/${child}`)).status).toBe(200);
   }, 180_000);
 
+  it('gives VMs made from a commit (from_commit, branch by_commit) each their own address, MAC, host key and hostname', async () => {
+    const { commit_id } = (await arbor.request('POST', `/api/v1/vm/${vmA}/commit`)).json;
+    const restored = await arbor.request('POST', '/api/v1/vm/from_commit', { body: { commit_id } });
+    expect(restored.status).toBe(201);
+    const branched = await arbor.request('POST', `/api/v1/vm/branch/by_commit/${commit_id}`);
+    expect(branched.status).toBe(201);
+    const children: string[] = [restored.json.vm_id, branched.json.vms[0].vm_id];
+
+    const vms = [vmA, ...children];
+    const ips = await Promise.all(vms.map((vm) => ipOf(vm)));
+    expect(new Set(ips).size).toBe(3);
+    expect(new Set(vms.map((vm) => leaseOf(vm).mac)).size).toBe(3);
+    const hostKeys = await Promise.all(ips.map((ip) => hostKeyOf(ip)));
+    expect(new Set(hostKeys).size).toBe(3);
+    for (const [i, child] of children.entries()) {
+      const lease = leaseOf(child);
+      expect(ips[i + 1]).toBe(lease.ipv6);
+      // Inside, the machine is itself: its name, and its own MAC and address on eth0.
+      const seen = await ssh(lease.ipv6, await sshKeyFile(arbor, child, keys), 'hostname; ip -o link show dev eth0; ip -6 -o addr show dev eth0 scope global');
+      expect(seen).toMatch(new RegExp(`^${child}\\n.*link/ether ${lease.mac}.*inet6 ${lease.ipv6}/`, 's'));
+    }
+    expect(await ssh(ips[0], await sshKeyFile(arbor, vmA, keys), 'hostname')).toBe(vmA);
+    for (const child of children) expect((await arbor.request('DELETE', `/api/v1/vm/${child}`)).status).toBe(200);
+    expect((await arbor.request('DELETE', `/api/v1/commits/${commit_id}`)).status).toBe(204);
+  }, 240_000);
+
   it('leaves no interface, address, route, neighbour or rule of a deleted VM', async () => {
     const vm = await arbor.bootVm();
     const lease = leaseOf(vm);

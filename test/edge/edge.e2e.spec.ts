@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -6,6 +6,8 @@ import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { InMemoryDriver } from '@arbor/hypervisor';
+import { createLog } from '@arbor/observability';
+import { Writable } from 'node:stream';
 import { createEdgeCa, issueWildcardCertificate } from '../../apps/edge/src/tls/edge-ca';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { pollUntil } from '../support/poll-until';
@@ -84,8 +86,12 @@ runAsRoot('the edge (TLS, SNI, Host) into VMs', () => {
       req.once('error', reject).end();
     });
 
+  /** What the service logged at info and above, one JSON line each. */
+  const logged: { level: string; msg: string }[] = [];
+  const log = createLog({ level: 'info', format: 'json' }, new Writable({ write: (chunk, _encoding, done) => done(void logged.push(JSON.parse(String(chunk)))) }));
+
   beforeAll(async () => {
-    arbor = await startTestArbor({ driver: new InMemoryDriver(), env: { ARBOR_EDGE_DOMAIN: DOMAIN } });
+    arbor = await startTestArbor({ driver: new InMemoryDriver(), env: { ARBOR_EDGE_DOMAIN: DOMAIN }, log });
     ca = readFileSync(arbor.edge.caFile!, 'utf8');
   });
   afterAll(async () => {
@@ -172,7 +178,15 @@ runAsRoot('the edge (TLS, SNI, Host) into VMs', () => {
     expect(new X509Certificate(socket.getPeerCertificate().raw).subjectAltName).toBe('DNS:*.example.com, DNS:example.com');
   });
 
-  it('refuses with the reason: a missing VM (404), a paused one (503), a closed port (502), an unknown name (TLS alert)', async () => {
+  /** Debian's ssh through the edge (openssl s_client as its ProxyCommand), no key: only a refusal can come back before authentication. */
+  const sshThroughEdge = (name: string) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const proxy = `openssl s_client -quiet -connect 127.0.0.1:${arbor.edge.tlsPort} -servername ${name}`;
+      const options = ['-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', `ProxyCommand=${proxy}`];
+      execFile('ssh', [...options, `root@${name}`, 'true'], { timeout: 20_000 }, (error, _stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr }));
+    });
+
+  it('refuses with the reason: a missing VM (404), a paused one (503, an ssh client told why), a closed port (502), an unknown name (TLS alert)', async () => {
     const { vm_id, name } = await bootVmWithServices();
     const missing = `${crypto.randomUUID()}.vm.${DOMAIN}`;
     expect(await https(missing, missing)).toEqual({ status: 404, body: expect.stringMatching(/^vm .* does not exist\n$/) });
@@ -186,9 +200,13 @@ runAsRoot('the edge (TLS, SNI, Host) into VMs', () => {
     const paused = await https(name, name);
     expect(paused.status).toBe(503);
     expect(paused.body).toContain(`is paused: resume it (PATCH /api/v1/vm/${vm_id}/state {"state":"Running"})`);
-    const ssh = await tls(name);
-    ssh.write('SSH-2.0-probe\r\n');
-    await closed(ssh); // SSH clients cannot be told in words: the connection ends
+    // A real ssh client, as the README's ProxyCommand runs it, is told why before the connection ends.
+    const refused = await sshThroughEdge(name);
+    expect(refused.code).toBe(255);
+    expect(refused.stderr).toContain(`Received disconnect from UNKNOWN port 65535:7: vm ${vm_id} is paused: resume it (PATCH /api/v1/vm/${vm_id}/state {"state":"Running"}) and connect again`);
+    expect(logged).toContainEqual(expect.objectContaining({ level: 'info', msg: expect.stringMatching(new RegExp(`^edge: refused an SSH connection \\(503\\): vm ${vm_id} is paused`)) }));
+    // A missing VM likewise.
+    expect((await sshThroughEdge(missing)).stderr).toMatch(/Received disconnect from .*:7: vm .* does not exist/);
     expect((await arbor.request('PATCH', `/api/v1/vm/${vm_id}/state`, { body: { state: 'Running' } })).status).toBe(200);
     expect((await https(name, name)).status).toBe(200);
 

@@ -43,4 +43,40 @@ describe('lint: libraries are entered through their public entries only', () => 
     expect(libToApp).toEqual(["libs/domain imports an app ('../../../../apps/embedded/src/embedded'): libraries never depend on apps"]);
     expect([publicIndex, testingInSpec, ownRelative, primitivesInBench]).toEqual([[], [], [], []]);
   });
+
+  it('checks require(), import = require() and the paths jest loads or mocks, not only import declarations', () => {
+    const [required, importRequire, mocked, requireActual, templatePath, requirePublic, mockPublic] = lintSnippets([
+      { file: 'apps/api/src/vms/example.ts', code: "const { vmDecider } = require('../../../../libs/domain/src/vm/vm.decider');\nexport { vmDecider };\n" },
+      { file: 'apps/api/src/vms/example.ts', code: "import decider = require('../../../../libs/domain/src/vm/vm.decider');\nexport { decider };\n" },
+      { file: 'apps/api/src/vms/example.unit.spec.ts', code: "jest.mock('../../../../libs/hypervisor/src/sandbox/sandbox-driver');\n" },
+      { file: 'apps/api/src/vms/example.unit.spec.ts', code: "export const real = jest.requireActual('../../../../libs/domain/src/vm/vm.decider');\n" },
+      { file: 'apps/api/src/vms/example.ts', code: 'export const decider = require(`../../../../libs/domain/src/vm/vm.decider`);\n' },
+      { file: 'apps/api/src/vms/example.ts', code: "export const domain = require('@arbor/domain');\n" },
+      { file: 'apps/api/src/vms/example.unit.spec.ts', code: "jest.mock('@arbor/hypervisor');\n" },
+    ].map(({ file, code }) => ({ file: join(root, file), code })));
+
+    const deep = (path: string, lib: string) => [`'${path}' reaches into libs/${lib}'s internals: import '@arbor/${lib}' (its public index) instead`];
+    expect(required).toEqual(deep('../../../../libs/domain/src/vm/vm.decider', 'domain'));
+    expect(importRequire).toEqual(deep('../../../../libs/domain/src/vm/vm.decider', 'domain'));
+    expect(mocked).toEqual(deep('../../../../libs/hypervisor/src/sandbox/sandbox-driver', 'hypervisor'));
+    expect(requireActual).toEqual(deep('../../../../libs/domain/src/vm/vm.decider', 'domain'));
+    expect(templatePath).toEqual(deep('../../../../libs/domain/src/vm/vm.decider', 'domain'));
+    expect([requirePublic, mockPublic]).toEqual([[], []]);
+  });
+
+  it("refuses an app reaching into another app's files (apps/embedded alone composes them)", () => {
+    const [apiIntoProjector, requiredByEdge, mockedInWorkerSpec, embeddedComposes, ownApp, testIntoApp] = lintSnippets([
+      { file: 'apps/api/src/time-travel/example.ts', code: "import { ALL_PROJECTIONS } from '../../../projector/src/main';\nexport { ALL_PROJECTIONS };\n" },
+      { file: 'apps/edge/src/example.ts', code: "export const vms = require('../../api/src/vms/vm-read-model');\n" },
+      { file: 'apps/vm-worker/src/example.unit.spec.ts', code: "jest.mock('../../api/src/create-api-app');\n" },
+      { file: 'apps/embedded/src/example.ts', code: "import { createApiApp } from '../../api/src/create-api-app';\nexport { createApiApp };\n" },
+      { file: 'apps/api/src/vms/example.ts', code: "import { createApiApp } from '../create-api-app';\nexport { createApiApp };\n" },
+      { file: 'test/api/example.e2e.spec.ts', code: "import { createApiApp } from '../../apps/api/src/create-api-app';\nexport { createApiApp };\n" },
+    ].map(({ file, code }) => ({ file: join(root, file), code })));
+
+    expect(apiIntoProjector).toEqual(["apps/api reaches into apps/projector ('../../../projector/src/main'): apps share code through a library (@arbor/<lib>), never each other's files"]);
+    expect(requiredByEdge).toEqual(["apps/edge reaches into apps/api ('../../api/src/vms/vm-read-model'): apps share code through a library (@arbor/<lib>), never each other's files"]);
+    expect(mockedInWorkerSpec).toEqual(["apps/vm-worker reaches into apps/api ('../../api/src/create-api-app'): apps share code through a library (@arbor/<lib>), never each other's files"]);
+    expect([embeddedComposes, ownApp, testIntoApp]).toEqual([[], [], []]);
+  });
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '@arbor/application';
@@ -50,6 +50,10 @@ describe('the embedded entry point (dist/apps/embedded/src/main.js) as a process
     expect(first.process.output()).not.toContain(key.slice(36)); // not even its secret half
     expect(first.process.output()).toContain(`arbor: created the first org and its admin API key, in ${keyFile} (mode 0600`);
     expect(first.process.output()).toContain(`KEY=$(cat ${keyFile})`);
+    // The data directory was checked and its free space logged; the stores' files are the owner's alone.
+    expect(first.process.output()).toContain(`data directory: ${dir}, mode 0700, owner uid ${process.getuid!()}`);
+    expect(first.process.output()).toMatch(/data directory: \d+ MiB free/);
+    for (const file of ['events.db', 'read-models.db']) expect({ file, mode: statSync(join(dir, file)).mode & 0o777 }).toEqual({ file, mode: 0o600 });
 
     const call = apiClient(first.url, key);
     const version = await call('GET', '/api/v1/system/version');
@@ -72,4 +76,18 @@ describe('the embedded entry point (dist/apps/embedded/src/main.js) as a process
     expect((await apiClient(second.url, key)('GET', '/api/v1/vms')).status).toBe(200);
     await stop();
   }, 320_000);
+
+  it('refuses to start on a data directory others may write, saying what to do', async () => {
+    const unsafe = mkdtempSync(join(tmpdir(), 'arbor-unsafe-'));
+    try {
+      chmodSync(unsafe, 0o777);
+      const refused = startProcess(distEntry('embedded'), { ARBOR_DATA_DIR: unsafe, PORT: String(await freePort()), HYPERVISOR: 'sandbox', ARBOR_CACHE_DIR: cacheDir });
+      expect(await refused.exited).toBe(1);
+      expect(refused.output()).toContain(
+        `arbor embedded: failed: the data directory ${unsafe} is writable by its group and others (mode 0777); whoever may write there can replace the event log or the keys: chmod 0700 ${unsafe}`,
+      );
+    } finally {
+      rmSync(unsafe, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -6,8 +6,7 @@ import { AggregateRepository, EVENTS_DB, loadConfig, newCommandContext, PROJECTO
 import { Vm, VM_CONFIG_DEFAULTS, type VmCommand } from '@arbor/domain';
 import { SqliteEventStore } from '@arbor/event-store';
 import { SqliteReadModelStore, VMS_COLLECTION } from '@arbor/read-models';
-import { EVENT_STATS_COLLECTION } from '../../apps/projector/src/projections/event-stats.projection';
-import { rebuildReadModels } from '../../apps/projector/src/rebuild-read-models';
+import { EVENT_STATS_COLLECTION, rebuildReadModels } from '@arbor/projections';
 import { pollUntil } from '../support/poll-until';
 import { distEntry, startProcess, stopProcess } from '../support/processes';
 

@@ -7,6 +7,7 @@ import pino from 'pino';
 import { createLog, type Log, type LogLevel } from '@arbor/observability';
 import { startEmbedded, type EmbeddedArbor } from '../../apps/embedded/src/embedded';
 import { httpClient, type ApiAnswer, type RequestOptions } from './api-client';
+import { logMismatches } from './event-catalogue-check';
 import { ANY_EDGE_PORTS, EMBEDDED_STORES, TEST_SERVICE_DEFAULTS } from './processes';
 
 export interface TestArbor extends EmbeddedArbor {
@@ -16,7 +17,11 @@ export interface TestArbor extends EmbeddedArbor {
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   /** Creates a VM with `wait_boot=true` (the admin key's org unless `key`) and returns its id; throws unless 201. */
   bootVm(vm_config?: Record<string, unknown>, options?: { key?: string }): Promise<string>;
-  /** Stops the service and removes its data directory. */
+  /**
+   * Checks every event the run appended against the event catalogue (issue 14: each event of the
+   * log validates against its type's schema), stops the service and removes its data directory;
+   * fails, naming the events, when any does not match.
+   */
   destroy(): Promise<void>;
 }
 
@@ -52,10 +57,16 @@ export async function startTestArbor(options: { driver?: HypervisorDriver; env?:
     request,
     bootVm,
     async destroy() {
+      // Every suite's log is checked, whatever it did: a type's schema that misses what is written fails here.
+      const mismatches = await logMismatches(arbor.infra.eventStore);
       // Stopping leaves machines running (a restart finds them again); tests clean them up.
       for (const machine of await arbor.driver.list()) await arbor.driver.destroy(machine.vm_id);
       await arbor.stop();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (mismatches.length > 0) {
+        const shown = mismatches.slice(0, 20).map((m) => `${m.type}${m.position === undefined ? '' : ` at ${m.position}`}: ${JSON.stringify(m.errors).slice(0, 400)}`);
+        throw new Error(`${mismatches.length} event(s) of this run do not match the event catalogue (npm run catalogue, and an upcaster for a changed shape):\n${shown.join('\n')}`);
+      }
     },
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiAnswer, RequestOptions } from '../../test/support/api-client';
 import type { Operation } from './openapi-operations';
+import { TRUST_DEPLOY_REPO } from './trust-git-host';
 
 /** One of each kind of resource an org can have, made through the API with one key. */
 export interface OrgResources {
@@ -9,7 +10,7 @@ export interface OrgResources {
   vm: string;
   /** A finished exec on `vm`. */
   exec: string;
-  /** A commit of `vm`, private. */
+  /** A commit of `vm`, private, under an id the client chose (so an org's own name for it: see orgCommitId). */
   commit: string;
   /** A commit tag on `commit`. */
   tag: string;
@@ -25,13 +26,20 @@ export interface OrgResources {
   apiKey: string;
   /** An invited member of the org (their user id). */
   member: string;
+  /** A deployed project of TRUST_DEPLOY_REPO (ready; its VM is `projectVm`). */
+  project: string;
+  projectVm: string;
+  /** An image job of the org (from a registry that does not resolve: it fails soon) and its name. */
+  image: string;
+  imageName: string;
 }
 
 type Request = (method: string, path: string, options?: RequestOptions) => Promise<ApiAnswer>;
 
 /**
  * Boots a VM and makes a finished exec, a commit, a commit tag, a repository with a tag, a webhook,
- * an env var, a domain, a spare key and an invited member, every name starting with `prefix`, so two orgs' resources never share a name.
+ * an env var, a domain, a spare key, an invited member and a deployed project (the api must clone
+ * from startTrustGitHost's host), every name starting with `prefix`, so two orgs' resources never share a name.
  */
 export async function makeOrgResources(request: Request, options: { key: string; orgName: string; prefix: string; publicRepo: boolean }): Promise<OrgResources> {
   const { key, prefix } = options;
@@ -43,7 +51,7 @@ export async function makeOrgResources(request: Request, options: { key: string;
   const { vm_id: vm } = await made('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { mem_size_mib: 256 } });
   const exec = randomUUID();
   await made('POST', `/api/v1/vm/${vm}/exec`, { command: ['echo', prefix], exec_id: exec });
-  const { commit_id: commit } = await made('POST', `/api/v1/vm/${vm}/commit`, {});
+  const { commit_id: commit } = await made('POST', `/api/v1/vm/${vm}/commit`, { commit_id: randomUUID() });
   const [tag, repo, repoTag, envVar] = [`${prefix}-tag`, `${prefix}-repo`, `${prefix}-rtag`, `${prefix.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_VAR`];
   await made('POST', '/api/v1/commit_tags', { tag_name: tag, commit_id: commit });
   await made('POST', '/api/v1/repositories', { name: repo });
@@ -55,7 +63,15 @@ export async function makeOrgResources(request: Request, options: { key: string;
   const { domain_id: domain } = await made('POST', '/api/v1/domains', { vm_id: vm, domain: `${label}-${randomUUID().slice(0, 8)}.trust.example.com` });
   const { api_key_id: apiKey } = await made('POST', '/arbor/v1/keys', { label: `${label} spare key` });
   const { user_id: member } = await made('POST', '/arbor/v1/org/members', { email: `${label}-${randomUUID().slice(0, 8)}@trust.example.com`, role: 'member' });
-  return { key, orgName: options.orgName, vm, exec, commit, tag, repo, repoTag, webhook, envVar, domain, apiKey, member };
+  const { project_id: project, vm_id: projectVm } = await made('POST', '/api/v1/deploy', { repo: TRUST_DEPLOY_REPO, name: `${label}-project` });
+  // Settled before the suite starts, so no deploy is under way while it probes.
+  for (let status = ''; status !== 'ready'; await new Promise((r) => setTimeout(r, 100))) {
+    status = (await made('GET', `/arbor/v1/projects/${project}`, undefined)).status;
+    if (['failed', 'deleted'].includes(status)) throw new Error(`the trust project ${project} ended ${status}`);
+  }
+  const imageName = `${label}-image`;
+  const { job_id: image } = await made('POST', '/api/v1/images/create', { image_name: imageName, source: { type: 'docker', image_ref: 'registry.invalid/trust/none:v1' } });
+  return { key, orgName: options.orgName, vm, exec, commit, tag, repo, repoTag, webhook, envVar, domain, apiKey, member, project, projectVm, image, imageName };
 }
 
 /** The value of a path parameter that names one of `resources` (repositories' tags in repository routes). */
@@ -73,6 +89,9 @@ export function pathValueOf(resources: OrgResources, operation: Operation, name:
     domain_id: resources.domain,
     key_id: resources.apiKey,
     user_id: resources.member,
+    project_id: resources.project,
+    base_image_id: resources.image,
+    image_name: resources.imageName,
   }[name];
   if (value === undefined) throw new Error(`no resource for path parameter ${name} of ${operation.id}`);
   return value;
@@ -83,6 +102,10 @@ export function requiredQueryOf(operation: Operation): Record<string, string> {
   const query: Record<string, string> = {};
   for (const { name, in: where, required } of operation.parameters) {
     if (where !== 'query' || !required) continue;
+    if (name === 'image_name') {
+      query.image_name = `trust-${randomUUID().slice(0, 8)}`;
+      continue;
+    }
     if (name !== 'path') throw new Error(`no value for the required query parameter ${name} of ${operation.id}`);
     query.path = '/etc/hostname';
   }
@@ -115,6 +138,7 @@ export function validBodyFields(resources: OrgResources, schemaName: string | nu
     VmWriteFileRequestDto: { path: '/tmp/trust-file', content_b64: 'dHJ1c3Q=', mode: 420, create_dirs: false },
     SetEnvVarsRequestDto: { vars: { [resources.envVar]: '1' }, replace: false },
     RegisterWebhookRequestDto: { url: 'http://127.0.0.1:9/trust', event_types: ['RepoForked'], description: 'trust' },
+    DeployRequestDto: { repo: TRUST_DEPLOY_REPO, name: null, branch: null, settings: null },
   };
   return schemaName ? (bodies[schemaName] ?? {}) : {};
 }

@@ -24,6 +24,8 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 import { IdentityModule } from './identity/identity.module';
 import { ShellAuthModule } from './shell-auth/shell-auth.module';
 import { DomainsModule } from './domains/domains.module';
+import { DeployModule } from './deploy/deploy.module';
+import { ImagesModule } from './images/images.module';
 
 /** The feature modules of the API, one per resource family. */
 const FEATURE_MODULES = [
@@ -41,6 +43,8 @@ const FEATURE_MODULES = [
   IdentityModule,
   ShellAuthModule,
   DomainsModule,
+  DeployModule,
+  ImagesModule,
 ];
 
 @Module({})

@@ -69,5 +69,5 @@ export async function enterTls(socket: Socket, secureContext: () => SecureContex
   if (head?.kind === 'bad_request') return refuse(tls, 'http', head.reason.includes('larger') ? 431 : 400, head.reason, routing);
   if (name === null) return void tls.destroy(); // neither SNI nor a Host: nothing names a VM
   if (head === undefined && first.bytes.length > 0) return void tls.destroy(); // a partial request head, then nothing
-  return routeConnection(tls, name, SSH_PORT, first.bytes, 'close', routing);
+  return routeConnection(tls, name, SSH_PORT, first.bytes, 'ssh', routing);
 }

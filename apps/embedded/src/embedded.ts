@@ -3,11 +3,10 @@ import { join } from 'node:path';
 import { type ArborConfig, type Infrastructure, closeInfrastructure, openInfrastructure } from '@arbor/application';
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import { createLog, infoLines, type Log } from '@arbor/observability';
+import { ALL_PROJECTIONS, Projector } from '@arbor/projections';
 import { bootstrapAdminKey } from '../../api/src/bootstrap/bootstrap-admin-key';
 import { createApiApp } from '../../api/src/create-api-app';
 import { Edge } from '../../edge/src/edge';
-import { Projector } from '../../projector/src/projector';
-import { ALL_PROJECTIONS } from '../../projector/src/projections';
 import { VmWorker } from '../../vm-worker/src/vm-worker';
 import { openDriver } from '../../vm-worker/src/open-driver';
 import { openWebhookDeliverer } from '../../webhook-deliverer/src/open-webhook-deliverer';
@@ -52,6 +51,8 @@ export async function startEmbedded(
     log,
     resources: config.resources,
     dataDir: config.dataDir,
+    deploy: config.deploy,
+    images: config.images,
   });
   await worker.start();
   const webhooks = await openWebhookDeliverer(infra.eventStore, config, log);

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { closeInfrastructure, openInfrastructure, runArborProcess } from '@arbor/application';
 import { infoLines, serveMetrics } from '@arbor/observability';
-import { Projector } from './projector';
-import { ALL_PROJECTIONS } from './projections';
+import { ALL_PROJECTIONS, Projector } from '@arbor/projections';
 
 /** `npm run start:projector`: follows the log and keeps the read models (run exactly one). */
 runArborProcess('projector', async (config, log) => {

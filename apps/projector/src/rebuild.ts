@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { closeInfrastructure, openInfrastructure, runArborProcess } from '@arbor/application';
 import { infoLines } from '@arbor/observability';
-import { rebuildReadModels } from './rebuild-read-models';
+import { rebuildReadModels } from '@arbor/projections';
 
 /**
  * `npm run rebuild-read-models`: empties every read model and replays the whole log into them.

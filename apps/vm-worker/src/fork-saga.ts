@@ -195,8 +195,9 @@ class ForkStep {
       const { outcome } = await awaitOutcome(this.aggregates.store, Vm, vm_id, 'VmDeletionRequested', deletion.revision - deletion.events.length, this.timeoutMs);
       if (!outcome.succeeded) throw outcome.error;
     }
+    // Only the fork's own commit (taken of its VM): an id someone else's commit took first is theirs.
     const commit = await this.aggregates.load(Commit, commit_id);
-    if (commit.state.status === 'created') {
+    if (commit.state.status === 'created' && commit.state.parent_vm_id === vm_id) {
       await this.holds.release(commit_id, tag_id, this.context('release'));
       await this.aggregates.handle(Commit, commit_id, { type: 'DeleteCommit', now: new Date().toISOString() }, this.context('delete-commit'));
     }

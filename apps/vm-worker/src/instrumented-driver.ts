@@ -4,7 +4,7 @@ import { driverOperationDuration, timed } from '@arbor/observability';
 /** The port's operations, timed on /metrics (`arbor_driver_operation_duration_seconds`); a bounded set of labels. */
 const OPERATIONS = new Set<string>([
   'probe', 'prepare', 'close', 'create', 'destroy', 'pause', 'resume', 'status', 'list', 'exec', 'readFile', 'writeFile',
-  'commit', 'startFromSnapshot', 'resizeDisk', 'getSnapshot', 'listSnapshots', 'deleteSnapshot',
+  'commit', 'startFromSnapshot', 'resizeDisk', 'getSnapshot', 'listSnapshots', 'deleteSnapshot', 'buildImage', 'getImage', 'deleteImage',
 ] satisfies (keyof HypervisorDriver)[]);
 
 /**

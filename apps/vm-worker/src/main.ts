@@ -28,6 +28,8 @@ runArborProcess('worker', async (config, log) => {
     log,
     resources: config.resources,
     dataDir: config.dataDir,
+    deploy: config.deploy,
+    images: config.images,
   });
   await worker.start();
   return async () => {

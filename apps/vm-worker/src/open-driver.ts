@@ -5,10 +5,14 @@ import { type HypervisorDriver, QemuDriver, SandboxDriver, selectDriver } from '
 
 type DriverPaths = Pick<ArborConfig, 'dataDir' | 'cacheDir'> & Partial<Pick<ArborConfig, 'vmNetwork' | 'sandboxWarmPool'>>;
 
-/** Machines and snapshots live in the data directory; base images in the shared cache; machines on the configured bridge. */
+/**
+ * Machines, snapshots and built images live in the data directory; the built-in base images and
+ * the guest kit in the shared cache; machines on the configured bridge.
+ */
 const paths = (config: DriverPaths, driver: string) => ({
   stateDir: join(config.dataDir, 'machines', driver),
   snapshotDir: join(config.dataDir, 'snapshots', driver),
+  imageDir: join(config.dataDir, 'images', driver),
   cacheDir: config.cacheDir,
   network: config.vmNetwork,
 });

@@ -12,7 +12,8 @@ export interface StreamReactor {
   /**
    * Its reactions work machines (create, destroy, commit, free a snapshot): they take a slot of the
    * worker's pool of machine work (ARBOR_WORKER_CONCURRENCY). Not for what may run for as long as a
-   * user wants (an exec), nor for what only appends.
+   * user wants (an exec) or waits on other reactions (a deploy: its VM's boot needs a slot) or for
+   * minutes (an image build), nor for what only appends.
    */
   readonly machineWork?: boolean;
   /**

@@ -1,5 +1,5 @@
 import { causedBy, withoutSealedValues, type AggregateRepository, type CommandContext, type DataDiskFloor, type OrgQuotas } from '@arbor/application';
-import { Commit, deterministicUuid, DomainError, Vm, type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState } from '@arbor/domain';
+import { Commit, deterministicUuid, DomainError, Image, Vm, VM_CONFIG_DEFAULTS, type CommitCommand, type VmCommand, type VmCommitRequested, type VmEvent, type VmState } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import type { HypervisorDriver, MachineAddresses, MachineInfo, MachineState } from '@arbor/hypervisor';
 import type { Log } from '@arbor/observability';
@@ -22,6 +22,13 @@ export interface ReconcilerBounds {
 export class VmReconciler implements StreamReactor {
   readonly aggregate = Vm;
   readonly machineWork = true;
+  /**
+   * VMs last found converged (the machine as the log wants it, nothing pending), with the stream
+   * revision and machine state seen then. While both still read the same, reacting again would
+   * change nothing, so a resync costs one status call and one read of the stream's last event
+   * instead of a fold: with thousands of VMs, the periodic resync no longer reloads every stream.
+   */
+  private readonly converged = new Map<string, { revision: number; machine: MachineState | null }>();
 
   constructor(
     private readonly aggregates: AggregateRepository,
@@ -37,7 +44,13 @@ export class VmReconciler implements StreamReactor {
 
   /** Returns true while the VM still needs this host (it is not deleted, and it lives here). */
   async react(vm_id: string): Promise<boolean> {
-    const { state, recorded } = await this.aggregates.load(Vm, vm_id);
+    const seen = this.converged.get(vm_id);
+    this.converged.delete(vm_id);
+    if (seen && (await this.unchangedSince(vm_id, seen))) {
+      this.converged.set(vm_id, seen);
+      return true;
+    }
+    const { state, recorded, revision } = await this.aggregates.load(Vm, vm_id);
     const machine = await this.driver.status(vm_id);
     const intent = lastIntent(recorded);
 
@@ -57,15 +70,24 @@ export class VmReconciler implements StreamReactor {
         return false;
       case 'dead':
         if (machine !== null) await this.destroyOrphan(vm_id);
+        else this.converged.set(vm_id, { revision, machine });
         return true;
       case 'booting':
         await this.boot(vm_id, state, machine, intent);
         return true;
       case 'running':
       case 'paused':
-        await this.converge(vm_id, state, machine, intent);
+        if (state.pending === null && machine === (state.lifecycle === 'paused' ? 'paused' : 'running')) this.converged.set(vm_id, { revision, machine });
+        else await this.converge(vm_id, state, machine, intent);
         return true;
     }
+  }
+
+  /** Whether the VM's stream and its machine still read as they did when it was found converged. */
+  private async unchangedSince(vm_id: string, seen: { revision: number; machine: MachineState | null }): Promise<boolean> {
+    if ((await this.driver.status(vm_id)) !== seen.machine) return false;
+    const [last] = await this.aggregates.store.readStream(Vm.stream(vm_id), { direction: 'backwards', max_count: 1 });
+    return last?.revision === seen.revision;
   }
 
   /**
@@ -89,6 +111,9 @@ export class VmReconciler implements StreamReactor {
   }
 
   private async canStart(state: VmState): Promise<boolean> {
+    // A VM of a custom image boots where the image was built (or, should that host have lost it,
+    // on the worker that built it, which then fails the boot saying so).
+    if (state.image_id) return (await this.driver.getImage(state.image_id)) !== null || (await this.aggregates.load(Image, state.image_id)).state.worker_id === this.placements.workerId;
     if (!state.parent_commit_id) return true;
     if (await this.driver.getSnapshot(state.parent_commit_id)) return true;
     return state.grandparent_vm_id !== null && (await this.placements.ownerOf(state.grandparent_vm_id)) === this.placements.workerId;
@@ -103,6 +128,10 @@ export class VmReconciler implements StreamReactor {
     if (state.parent_commit_id) {
       // The VM holds its commit before the machine uses the snapshot; a deleted commit is final.
       const refused = await this.useCommit(vm_id, state, intent);
+      if (refused) return this.failBoot(vm_id, state, refused, intent);
+    }
+    if (state.image_id) {
+      const refused = await this.useImage(vm_id, state, intent);
       if (refused) return this.failBoot(vm_id, state, refused, intent);
     }
     // Checked again here (the api did): the disk it would fill may be this host's, not the api's.
@@ -120,8 +149,10 @@ export class VmReconciler implements StreamReactor {
       if (state.parent_commit_id) {
         info = await this.driver.startFromSnapshot(state.parent_commit_id, { vm_id, env, identity, network_group });
       } else {
-        const { vcpu_count, mem_size_mib, fs_size_mib, image_name } = config;
-        info = await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, image_name, env, identity, network_group });
+        const { vcpu_count, mem_size_mib, fs_size_mib } = config;
+        // A custom image is named by its id; `image_name` then stays the built-in one's (the port's rule).
+        const image = state.image_id ? { image_name: VM_CONFIG_DEFAULTS.image_name, image_id: state.image_id } : { image_name: config.image_name };
+        info = await this.driver.create({ vm_id, vcpu_count, mem_size_mib, fs_size_mib, ...image, env, identity, network_group });
       }
     } catch (error) {
       return this.failBoot(vm_id, state, (error as Error).message, intent);
@@ -149,6 +180,7 @@ export class VmReconciler implements StreamReactor {
     this.log.warn(`worker: creating ${vm_id} failed: ${reason}`);
     await this.driver.destroy(vm_id).catch((error) => this.log.warn(`worker: cleaning up ${vm_id} failed: ${(error as Error).message}`));
     await this.releaseCommit(vm_id, state, intent);
+    await this.releaseImage(vm_id, state, intent);
     await this.releaseShare(vm_id, state, intent);
     await this.record(vm_id, { type: 'RecordVmBootFailed', reason, now: new Date().toISOString() }, intent);
   }
@@ -231,6 +263,7 @@ export class VmReconciler implements StreamReactor {
     // Released before VmDeleted, so once a delete is answered the commit can be deleted too, and
     // the org's quota has the VM's share back.
     await this.releaseCommit(vm_id, state, intent);
+    await this.releaseImage(vm_id, state, intent);
     await this.releaseShare(vm_id, state, intent);
     await this.record(vm_id, { type: 'RecordVmDeleted', now: new Date().toISOString() }, intent);
   }
@@ -273,6 +306,27 @@ export class VmReconciler implements StreamReactor {
     if (!state.parent_commit_id) return;
     const command: CommitCommand = { type: 'ReleaseCommit', vm_id, now: new Date().toISOString() };
     await this.aggregates.handle(Commit, state.parent_commit_id, command, this.outcomeContext(vm_id, command.type, intent, state.org_id));
+  }
+
+  /**
+   * Claims the VM's use of its image on the image's stream (the API has, normally; this covers an
+   * API that stopped between its two appends). Returns why the image cannot be used.
+   */
+  private async useImage(vm_id: string, state: VmState, intent: RecordedEvent | null): Promise<string | null> {
+    const image_id = state.image_id!;
+    try {
+      await this.aggregates.handle(Image, image_id, { type: 'UseImage', vm_id, org_id: state.org_id!, now: new Date().toISOString() }, this.outcomeContext(vm_id, 'UseImage', intent, state.org_id));
+      return null;
+    } catch (error) {
+      if (error instanceof DomainError && error.kind === 'not_found') return `image ${state.config?.image_name ?? image_id} not found`;
+      throw error;
+    }
+  }
+
+  /** The VM's machine is gone: it no longer holds its image (which may then be deleted). */
+  private async releaseImage(vm_id: string, state: VmState, intent: RecordedEvent | null) {
+    if (!state.image_id) return;
+    await this.aggregates.handle(Image, state.image_id, { type: 'ReleaseImage', vm_id, now: new Date().toISOString() }, this.outcomeContext(vm_id, 'ReleaseImage', intent, state.org_id));
   }
 
   private async destroyOrphan(vm_id: string) {

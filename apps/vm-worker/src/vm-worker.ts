@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { AggregateRepository, defaultWorkerConcurrency, EventSecrets, loadResourceSettings, type ResourceSettings } from '@arbor/application';
+import { AggregateRepository, defaultWorkerConcurrency, EventSecrets, loadDeployConfig, loadImageSettings, loadResourceSettings, type DeployConfig, type ImageSettings, type ResourceSettings } from '@arbor/application';
 import { aggregateOfStream, type AnyAggregate } from '@arbor/domain';
 import type { AllSubscription, EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
@@ -10,6 +10,9 @@ import { createReactors } from './reactors';
 import { VmPlacements } from './vm-placements';
 import { WorkPool } from './work-pool';
 import { WorkerStateFile } from './worker-state-file';
+
+/** Entities a resync reacts to between two turns of the event loop. */
+const RESYNC_SLICE = 16;
 
 export interface VmWorkerOptions {
   /** Where the worker keeps its checkpoint (one file per worker). */
@@ -29,10 +32,14 @@ export interface VmWorkerOptions {
   log?: Log;
   /** Quotas, the exec output cap and the data disk's floor (default: the defaults of ARBOR_*). */
   resources?: ResourceSettings;
-  /** Whose disk the floor is checked on (default: the state file's directory). */
+  /** Whose disk the floor is checked on, where deploys clone and image jobs work (default: the state file's directory). */
   dataDir?: string;
   /** Machine operations at once, on different VMs (ARBOR_WORKER_CONCURRENCY; default: defaultWorkerConcurrency()). */
   concurrency?: number;
+  /** The git host deploys clone from and their bounds (default: the defaults of ARBOR_GIT_*, ARBOR_DEPLOY_*). */
+  deploy?: DeployConfig;
+  /** How base images are made (default: the defaults of ARBOR_IMAGE_*, uploads under the data directory). */
+  images?: ImageSettings;
 }
 
 /**
@@ -64,6 +71,7 @@ export class VmWorker {
   /** Checkpoint writes, one after the other. */
   private saving: Promise<void> = Promise.resolve();
   private stopped = false;
+  private resyncing = false;
 
   constructor(
     private readonly events: EventStore,
@@ -74,7 +82,8 @@ export class VmWorker {
     this.driver = instrumentDriver(driver);
     this.workerId = options.workerId;
     const aggregates = new AggregateRepository(events, options.secrets ?? EventSecrets.NONE);
-    const bounds = { resources: options.resources ?? loadResourceSettings({}), dataDir: options.dataDir ?? dirname(options.stateFile) };
+    const dataDir = options.dataDir ?? dirname(options.stateFile);
+    const bounds = { resources: options.resources ?? loadResourceSettings({}), dataDir, deploy: options.deploy ?? loadDeployConfig({}), images: options.images ?? loadImageSettings({}, dataDir) };
     const reactors = createReactors(aggregates, this.driver, new VmPlacements(aggregates, this.workerId), this.log, bounds);
     this.reactors = new Map(reactors.map((reactor) => [reactor.aggregate, reactor]));
     this.stateFile = new WorkerStateFile(options.stateFile);
@@ -99,7 +108,27 @@ export class VmWorker {
     this.following = this.follow(this.subscription);
     this.timers.push(setInterval(() => void this.saveCheckpoint(), 200));
     const resync = this.options.resyncIntervalMs ?? 10_000;
-    if (resync > 0) this.timers.push(setInterval(() => this.known.forEach((stream) => void this.enqueue(stream)), resync));
+    if (resync > 0) this.timers.push(setInterval(() => void this.resync(), resync));
+  }
+
+  /**
+   * Reacts to every known entity again (level-triggered: it heals drift), a slice at a time with
+   * a turn of the event loop between slices, so a process sharing the loop (the embedded api)
+   * keeps answering while thousands of entities are looked at; one pass at a time. An entity
+   * whose reaction is already queued is left to it.
+   */
+  private async resync(): Promise<void> {
+    if (this.resyncing) return;
+    this.resyncing = true;
+    try {
+      const streams = [...this.known];
+      for (let i = 0; i < streams.length && !this.stopped; i += RESYNC_SLICE) {
+        await Promise.all(streams.slice(i, i + RESYNC_SLICE).map((stream) => (this.queues.has(stream) ? undefined : this.enqueue(stream))));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.resyncing = false;
+    }
   }
 
   async stop(): Promise<void> {

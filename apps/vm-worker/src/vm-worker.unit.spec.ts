@@ -131,6 +131,21 @@ describe('vm-worker reconcile', () => {
     await bed.settle();
     expect(driver.calls).toEqual([`create ${a}`, `create ${b}`]);
   });
+
+  it('the periodic resync heals drift of a VM it found converged: a machine paused behind its back is resumed, one gone is reported dead', async () => {
+    const vm = randomUUID();
+    await bed.start(driver, 'worker-1', { resyncIntervalMs: 20 });
+    await bed.requestVm(vm);
+    await bed.settle();
+    await bed.settle(); // resyncs pass over the converged VM
+    expect(driver.calls).toEqual([`create ${vm}`]);
+    await driver.pause(vm);
+    await until(async () => (await driver.status(vm)) === 'running');
+    expect(driver.calls).toEqual([`create ${vm}`, `pause ${vm}`, `resume ${vm}`]);
+    driver.lose(vm);
+    await until(async () => (await bed.types(Vm.stream(vm))).includes('VmDied'));
+    expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmDied']);
+  });
 });
 
 /**
@@ -211,3 +226,8 @@ describe('vm-worker under parallel work', () => {
     for (const vm of vms) expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmDeletionRequested', 'VmDeleted']);
   });
 });
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 250 && !(await condition()); i++) await new Promise((r) => setTimeout(r, 20));
+  expect(await condition()).toBe(true);
+}

@@ -1,9 +1,11 @@
 import { availableParallelism, hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { loadLogSettings, loadMetricsSettings, type LogSettings, type MetricsSettings } from '@arbor/observability';
+import { loadDeployConfig, type DeployConfig } from './deploy/deploy-config';
 import { loadResourceSettings, type ResourceSettings } from './resource-settings';
 import { positiveSetting, wholeSetting } from './settings';
 import { loadEdgeSettings, type EdgeSettings } from './edge-settings';
+import { loadImageSettings, type ImageSettings } from './image-settings';
 import { loadShellAuthSettings, loadTrustProxy, type ShellAuthSettings } from './shell-auth-settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
 
@@ -60,6 +62,10 @@ export interface ArborConfig {
   resources: ResourceSettings;
   /** The edge: its domain, ports and certificate. */
   edge: EdgeSettings;
+  /** Deploys: the git host and its credentials, the clone's bounds, the steps' time limits. */
+  deploy: DeployConfig;
+  /** Base images: uploads, caps, registries, S3. */
+  images: ImageSettings;
 }
 
 /** Structurally the hypervisor's NetworkSettings (validated there, where the addresses are planned). */
@@ -77,8 +83,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
   }
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a TCP port (got "${env.PORT}")`);
+  const dataDir = resolve(env.ARBOR_DATA_DIR ?? 'data');
   return {
-    dataDir: resolve(env.ARBOR_DATA_DIR ?? 'data'),
+    dataDir,
     cacheDir: resolve(env.ARBOR_CACHE_DIR ?? '/var/cache/arbor'),
     port,
     eventStoreUrl: env.EVENTSTORE_URL || null,
@@ -100,6 +107,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     vmNetwork: loadVmNetworkSettings(env),
     resources: loadResourceSettings(env),
     edge: loadEdgeSettings(env),
+    deploy: loadDeployConfig(env),
+    images: loadImageSettings(env, dataDir),
   };
 }
 

@@ -17,7 +17,8 @@ export function runArborProcess(app: string, start: (config: ArborConfig, log: L
     if (shutdown) await runUntilSignalled(shutdown, log);
   };
   run().catch((error) => {
-    log.fatal(`arbor ${app}: failed: ${error instanceof Error ? error.message : String(error)}`);
+    // The stack too: a process that cannot start is an operator's to debug, from the log alone.
+    log.fatal({ stack: error instanceof Error ? error.stack : undefined }, `arbor ${app}: failed: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   });
 }

@@ -12,7 +12,7 @@ export interface Settled {
 /**
  * Waits for the first event after `afterRevision` that ends `intent`, by the aggregate's outcome
  * rules (see IntentOutcomes). Polls the store, so it works the same whichever process appends
- * the ending. The position is that of the last event read: everything appended with the ending
+ * the ending, and wakes at once for an append to the stream made through this process. The position is that of the last event read: everything appended with the ending
  * (a failed boot's deletion, say) is at or before it.
  */
 export async function awaitOutcome<Id, E extends DomainEvent>(
@@ -37,6 +37,7 @@ export async function awaitOutcome<Id, E extends DomainEvent>(
       }
       return undefined;
     },
-    { timeoutMs, intervalMs: 5 },
+    // An append to the stream through this process (the embedded worker's) looks again at once.
+    { timeoutMs, intervalMs: 5, wake: (listener) => store.onAppended((appended) => appended === stream && listener()) },
   );
 }

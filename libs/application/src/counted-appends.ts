@@ -17,6 +17,7 @@ export function countingAppends(store: EventStore): EventStore {
     readAllSerialized: (options) => store.readAllSerialized(options),
     headPosition: () => store.headPosition(),
     subscribeToAll: (options) => store.subscribeToAll(options),
+    onAppended: (listener) => store.onAppended(listener),
     close: () => store.close(),
   };
 }

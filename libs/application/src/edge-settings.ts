@@ -8,9 +8,9 @@ import { resolve } from 'node:path';
 export interface EdgeSettings {
   /** VMs are reached as `<vm_id>.vm.<domain>` (the Vers CLI derives `vm.X` from an api at `api.X`). */
   domain: string;
-  /** TLS: SSH and VM ports by SNI `<vm_id>.vm.<domain>`, custom domains passed through (443 in production). */
+  /** TLS: SSH and VM ports by SNI `<vm_id>.vm.<domain>`, custom domains passed through (see defaultEdgePorts). */
   tlsPort: number;
-  /** Plain HTTP of custom domains and VM names by Host header (80 in production); null: not served. */
+  /** Plain HTTP of custom domains and VM names by Host header (see defaultEdgePorts); null: not served. */
   httpPort: number | null;
   /** The address both listen on (default: every address, IPv6 and IPv4). */
   host: string | null;
@@ -29,7 +29,20 @@ function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return value;
 }
 
-export function loadEdgeSettings(env: NodeJS.ProcessEnv = process.env): EdgeSettings {
+/**
+ * The ports the edge takes when EDGE_PORT / EDGE_HTTP_PORT are not set: the standard 443 and 80
+ * when it runs in production (NODE_ENV=production) as root, the only user that may bind them
+ * (the Vers CLI dials `<vm_id>.vm.<domain>:443`, so that is where production must be); 8443 and
+ * 8080 otherwise, so a quick start as any user, or a root shell on a laptop, binds no privileged
+ * port and meets no server already on 443.
+ */
+export function defaultEdgePorts(env: NodeJS.ProcessEnv, uid: number | null): { tls: number; http: number } {
+  return env.NODE_ENV === 'production' && uid === 0 ? { tls: 443, http: 80 } : { tls: 8443, http: 8080 };
+}
+
+/** `uid`: the process's user (root may bind the standard ports; see defaultEdgePorts). */
+export function loadEdgeSettings(env: NodeJS.ProcessEnv = process.env, uid: number | null = process.getuid?.() ?? null): EdgeSettings {
+  const defaults = defaultEdgePorts(env, uid);
   const domain = (env.ARBOR_EDGE_DOMAIN || 'localhost').toLowerCase().replace(/\.$/, '');
   if (!DOMAIN.test(domain)) throw new Error(`ARBOR_EDGE_DOMAIN must be a host name such as example.com (got "${env.ARBOR_EDGE_DOMAIN}")`);
   const httpOff = env.EDGE_HTTP_PORT === 'off';
@@ -38,8 +51,8 @@ export function loadEdgeSettings(env: NodeJS.ProcessEnv = process.env): EdgeSett
   if ((certFile === null) !== (keyFile === null)) throw new Error('ARBOR_EDGE_TLS_CERT and ARBOR_EDGE_TLS_KEY go together: set both, or neither for a certificate from Arbor\'s own CA');
   return {
     domain,
-    tlsPort: port(env, 'EDGE_PORT', 8443),
-    httpPort: httpOff ? null : port(env, 'EDGE_HTTP_PORT', 8080),
+    tlsPort: port(env, 'EDGE_PORT', defaults.tls),
+    httpPort: httpOff ? null : port(env, 'EDGE_HTTP_PORT', defaults.http),
     host: env.EDGE_HOST || null,
     certFile: certFile && resolve(certFile),
     keyFile: keyFile && resolve(keyFile),

@@ -1,25 +1,29 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type EventStore, SqliteEventStore, EventStoreDbEventStore } from '@arbor/event-store';
 import { type ReadModelStore, SqliteReadModelStore, MongoReadModelStore } from '@arbor/read-models';
 import type { ArborConfig } from './arbor-config';
 import { countingAppends } from './counted-appends';
+import { checkDataDirectory, privateStoreFile } from './data-directory';
 import type { Infrastructure } from './infrastructure';
 import { Secrets } from './secrets/secrets';
 
-/** Embedded files in the data directory (both WAL-mode SQLite, safe for several processes). */
+/** Embedded files in the data directory (both WAL-mode SQLite, safe for several processes; 0600). */
 export const EVENTS_DB = 'events.db';
 export const READ_MODELS_DB = 'read-models.db';
 
-/** The event store the configuration selects: EventStoreDB when EVENTSTORE_URL is set, else SQLite. */
+/**
+ * The event store the configuration selects: EventStoreDB when EVENTSTORE_URL is set, else SQLite.
+ * Every process opens its event store first, so the data directory, which holds each one's state
+ * whichever stores it uses, is checked here (checkDataDirectory: refused when unsafe).
+ */
 export function openEventStore(config: ArborConfig, log: (line: string) => void = () => {}): EventStore {
+  checkDataDirectory(config, log);
   if (config.eventStoreUrl) {
     log(`event store: EventStoreDB at ${redact(config.eventStoreUrl)}`);
     return countingAppends(new EventStoreDbEventStore(config.eventStoreUrl));
   }
-  mkdirSync(config.dataDir, { recursive: true });
   log(`event store: SQLite in ${config.dataDir}`);
-  return countingAppends(SqliteEventStore.open(join(config.dataDir, EVENTS_DB)));
+  return countingAppends(SqliteEventStore.open(privateStoreFile(join(config.dataDir, EVENTS_DB))));
 }
 
 /** The read-model store the configuration selects: MongoDB when MONGODB_URL is set, else SQLite. */
@@ -28,9 +32,9 @@ export async function openReadModelStore(config: ArborConfig, log: (line: string
     log(`read models: MongoDB at ${redact(config.mongoUrl)}`);
     return MongoReadModelStore.connect(config.mongoUrl);
   }
-  mkdirSync(config.dataDir, { recursive: true });
+  checkDataDirectory(config, log);
   log(`read models: SQLite in ${config.dataDir}`);
-  return SqliteReadModelStore.open(join(config.dataDir, READ_MODELS_DB));
+  return SqliteReadModelStore.open(privateStoreFile(join(config.dataDir, READ_MODELS_DB)));
 }
 
 export async function openInfrastructure(config: ArborConfig, log: (line: string) => void = () => {}): Promise<Infrastructure> {

@@ -18,6 +18,11 @@ import { forkOutcomes } from './fork/fork.outcomes';
 import { guestFileDecider } from './guest-file/guest-file.decider';
 import { GUEST_FILE_EVENT_TYPES } from './guest-file/guest-file.events';
 import { guestFileOutcomes } from './guest-file/guest-file.outcomes';
+import { imageNameDecider } from './image/image-name.decider';
+import { IMAGE_NAME_EVENT_TYPES } from './image/image-name.events';
+import { imageDecider } from './image/image.decider';
+import { IMAGE_EVENT_TYPES } from './image/image.events';
+import { imageOutcomes } from './image/image.outcomes';
 import { idempotentResponseDecider } from './idempotency/idempotent-response.decider';
 import { IDEMPOTENT_RESPONSE_EVENT_TYPES } from './idempotency/idempotent-response.events';
 import { orgNameDecider } from './org/org-name.decider';
@@ -39,6 +44,10 @@ import { tagDecider } from './tag/tag.decider';
 import { TAG_EVENT_TYPES } from './tag/tag.events';
 import { userDecider } from './user/user.decider';
 import { USER_EVENT_TYPES } from './user/user.events';
+import { projectNameDecider } from './project/project-name.decider';
+import { PROJECT_NAME_EVENT_TYPES } from './project/project-name.events';
+import { projectDecider } from './project/project.decider';
+import { PROJECT_EVENT_TYPES } from './project/project.events';
 import { orgUsageDecider } from './usage/org-usage.decider';
 import { ORG_USAGE_EVENT_TYPES } from './usage/org-usage.events';
 import { vmDecider } from './vm/vm.decider';
@@ -81,11 +90,31 @@ export const Repository = defineAggregate({
 });
 /** `fork-<id>`: a fork of a public repository tag into an org, a saga the worker drives. */
 export const Fork = defineAggregate({ name: 'Fork', category: 'fork', decider: forkDecider, eventTypes: FORK_EVENT_TYPES, outcomes: forkOutcomes });
+/** `project-<id>`: a git repository deployed into a VM of its own (POST /deploy), a saga the worker drives. */
+export const Project = defineAggregate({ name: 'Project', category: 'project', decider: projectDecider, eventTypes: PROJECT_EVENT_TYPES });
+/** `projectname-<org>-<name>`: a project name's holder in an org (unique while its project's VM exists). */
+export const ProjectName = defineAggregate({
+  name: 'ProjectName',
+  category: 'projectname',
+  decider: projectNameDecider,
+  eventTypes: PROJECT_NAME_EVENT_TYPES,
+  key: ({ org_id, name }: { org_id: string; name: string }) => `${org_id}-${name}`,
+});
 /**
  * `domain-<host name>`: a custom domain routed by the edge to a VM; the stream is the name's
  * reservation across the installation (free again once removed).
  */
 export const CustomDomain = defineAggregate({ name: 'CustomDomain', category: 'domain', decider: customDomainDecider, eventTypes: CUSTOM_DOMAIN_EVENT_TYPES });
+/** `image-<id>`: a base image of an org: its build job (a worker carries it out), the VMs that boot it, its deletion. */
+export const Image = defineAggregate({ name: 'Image', category: 'image', decider: imageDecider, eventTypes: IMAGE_EVENT_TYPES, outcomes: imageOutcomes });
+/** `imagename-<org>-<name>`: an image name's reservation in an org, held from the request until the image fails or is deleted. */
+export const ImageName = defineAggregate({
+  name: 'ImageName',
+  category: 'imagename',
+  decider: imageNameDecider,
+  eventTypes: IMAGE_NAME_EVENT_TYPES,
+  key: ({ org_id, image_name }: { org_id: string; image_name: string }) => `${org_id}-${image_name}`,
+});
 /** `envvars-<owner id>`: the env vars every new VM of a key's owner gets. */
 export const EnvVars = defineAggregate({ name: 'EnvVars', category: 'envvars', decider: envVarsDecider, eventTypes: ENV_VARS_EVENT_TYPES });
 /** `exec-<id>`: one command run in a VM, and its output. */
@@ -149,7 +178,11 @@ export const AGGREGATES: readonly AnyAggregate[] = [
   Tag,
   Repository,
   Fork,
+  Project,
+  ProjectName,
   CustomDomain,
+  Image,
+  ImageName,
   EnvVars,
   Exec,
   GuestFile,

@@ -1,2 +1,3 @@
 export * from './write-file-atomic';
 export * from './read-json-file';
+export * from './durable-rename';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { syncDirectory } from './durable-rename';
 
 export interface AtomicWriteOptions {
   /** Permission bits of a new file (default 0o644). */
@@ -56,13 +57,4 @@ export async function writeFileAtomic(path: string, content: string | Buffer, op
 /** A JSON document (pretty-printed, newline-terminated), written as writeFileAtomic does. */
 export function writeJsonAtomic(path: string, value: unknown, options: AtomicWriteOptions = {}): Promise<boolean> {
   return writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, options);
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

@@ -110,6 +110,13 @@ export interface EventStore {
   /** Position of the last event in the log, or -1 for an empty log. */
   headPosition(): Promise<number>;
   subscribeToAll(options?: SubscribeToAllOptions): AllSubscription;
+  /**
+   * Calls `listener` with the stream's id after each append made through this object succeeded
+   * (committed, or found already made by a retry), so that a reader in the same process looks again at once rather than at its next
+   * poll. Appends made by other processes call nothing here: readers keep polling for those.
+   * Returns what removes the listener.
+   */
+  onAppended(listener: (stream_id: string) => void): () => void;
   close(): Promise<void>;
 }
 

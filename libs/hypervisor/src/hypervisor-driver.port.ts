@@ -15,6 +15,12 @@ export interface MachineSpec {
   fs_size_mib: number;
   /** Base image name; "default" is the driver's own base image. */
   image_name: string;
+  /**
+   * A custom image built on this host with buildImage: when set, the machine boots that image
+   * instead of the built-in one (image_name then only names it). Its disk (fs_size_mib) is at
+   * least the image's size_mib.
+   */
+  image_id?: string | null;
   /** Written to /etc/environment at boot (KEY=VALUE lines, sorted by key). */
   env: Record<string, string>;
   /** Given fresh to every new machine. */
@@ -167,7 +173,40 @@ export interface HypervisorDriver {
   listSnapshots(): Promise<SnapshotInfo[]>;
   /** Removes a snapshot; refuses (with an error saying so) while a machine still depends on it. */
   deleteSnapshot(snapshot_id: string): Promise<void>;
+  /**
+   * Turns a root filesystem directory into an image machines of this host can boot (MachineSpec.
+   * image_id), with Arbor's guest pieces (exec, init, SSH server, guest agent) brought alongside,
+   * never taken from the image. Idempotent per image_id: a rebuild after a crash replaces a
+   * half-built one; a completed one is returned as it is.
+   */
+  buildImage(spec: ImageBuildSpec, onProgress?: ImageBuildProgress): Promise<ImageInfo>;
+  /** The built image, or null when this host has none of that id. */
+  getImage(image_id: string): Promise<ImageInfo | null>;
+  /** Removes an image; idempotent. ImageInUseError while a machine or snapshot on this host uses it. */
+  deleteImage(image_id: string): Promise<void>;
 }
+
+/** What buildImage turns into an image. */
+export interface ImageBuildSpec {
+  /** A UUID chosen by the caller (the image aggregate's id). */
+  image_id: string;
+  /**
+   * A host directory holding the unpacked root filesystem (owned by host root, numeric ids as in
+   * the image). The driver may consume it (move it); the caller deletes whatever is left afterwards.
+   */
+  rootfs_dir: string;
+  /** Free space the image's VMs get on top of the computed root filesystem size. */
+  extra_size_mib: number;
+}
+
+export interface ImageInfo {
+  image_id: string;
+  /** The disk size a VM of it gets (at least). */
+  size_mib: number;
+  created_at: string;
+}
+
+export type ImageBuildProgress = (stage: 'configuring' | 'creating_disk' | 'creating_snapshot', detail?: string) => void;
 
 /** Who a new machine is: given fresh on every create, start-from-snapshot and branch child. */
 export interface MachineIdentity {
@@ -257,6 +296,26 @@ export class MachineStateError extends Error {
   ) {
     super(message);
     this.name = 'MachineStateError';
+  }
+}
+
+/** deleteImage while a machine or a snapshot of this host still uses the image. */
+export class ImageInUseError extends Error {
+  constructor(
+    readonly image_id: string,
+    /** What uses it: machine and snapshot ids. */
+    readonly users: string[],
+  ) {
+    super(`image ${image_id} is in use by ${users.join(', ')}`);
+    this.name = 'ImageInUseError';
+  }
+}
+
+/** create() with an image_id this host has not built (or that was deleted). */
+export class ImageNotFoundError extends Error {
+  constructor(readonly image_id: string) {
+    super(`image ${image_id} not found on this host`);
+    this.name = 'ImageNotFoundError';
   }
 }
 

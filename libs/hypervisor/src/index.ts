@@ -5,3 +5,5 @@ export { chooseAccel, kvmUnavailableReason, type AccelChoice } from './qemu/qemu
 export { InMemoryDriver } from './memory/in-memory-driver';
 export { selectDriver, type DriverCandidate } from './select-driver';
 export { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from './network/network-settings';
+export { imageSizeMib } from './images/image-size';
+export { treeSize } from './host/tree-size';

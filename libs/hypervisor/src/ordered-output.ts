@@ -1,4 +1,5 @@
 import { isPending, type ExecChunk, type ExecChunkHandler } from './hypervisor-driver.port';
+import { KIT_PATHS } from './kit/kit-paths';
 
 /**
  * Runs a command in the guest the way both drivers' exec does: environment, working directory,
@@ -6,109 +7,25 @@ import { isPending, type ExecChunk, type ExecChunkHandler } from './hypervisor-d
  *
  * Two pipes cannot keep that order: once both hold unread data, nothing says which write came
  * first, and a reader that wakes after a burst (`echo o1; echo e1 >&2; echo o2` is three writes in
- * a few microseconds) sees all of one stream, then all of the other. Here the command's stdout and
- * stderr are two datagram sockets connected to ONE receiving socket: the kernel queues each
- * write() as one datagram, in the order the writes happened, labelled by the socket it came from.
- * The program writes them out as records (1 byte 'o' or 'e', 4 bytes big-endian length, the
- * bytes), which `OrderedOutputDecoder` turns back into chunks.
+ * a few microseconds) sees all of one stream, then all of the other. The guest kit's static helper
+ * (kit/arbor-guest.c, `exec`) gives the command two datagram sockets connected to ONE receiving
+ * socket instead: the kernel queues each write() as one datagram, in the order the writes
+ * happened, labelled by the socket it came from. The helper writes them out as records (1 byte 'o'
+ * or 'e', 4 bytes big-endian length, the bytes), which `OrderedOutputDecoder` turns back into
+ * chunks. One static program for every image: it needs no shell, perl or libc of the image's.
  *
- * The program is perl without modules (perl-base is in every Debian root, and under TCG each
- * module, process and exec costs tens of milliseconds, so it also sets the environment and the
- * working directory itself rather than through `env` and `sh`). Linux x86-64 constants: AF_UNIX 1,
- * SOCK_DGRAM 2, SOL_SOCKET 1, SO_SNDBUF 7, SO_SNDBUFFORCE 32, MSG_DONTWAIT 0x40, WNOHANG 1,
- * EINTR 4, EAGAIN 11, personality(2) = syscall 135 with ADDR_NO_RANDOMIZE 0x0040000 (a caller may
- * start the program without address randomisation, which makes it much cheaper under TCG; the
- * command gets randomisation back). The sockets live in a fresh 0700 directory that is removed
- * once they are connected, so nothing else can send into the queue.
- *
- * When the command exits (SIGCHLD interrupts the wait; a short select timeout covers a signal
- * that lands just before it), everything it wrote is already queued: the program drains the
- * queue and exits with the command's exit code (128 + signal number if killed). Output that
- * processes left running write afterwards is dropped, as with a closed pipe.
+ * It sets the environment (the one it was started with, then the environment file read inside
+ * the guest, then the pairs) and the working directory itself, and runs argv without a shell
+ * (execvp: PATH as the environment has it by then). When the command exits, everything it wrote
+ * is already queued: the helper drains the queue and exits with the command's exit code (128 +
+ * signal number if killed). Output that processes left running write afterwards is dropped, as
+ * with a closed pipe. With a timeout it is the subreaper of everything the command starts and
+ * kills all of it when the time is up (exit code 124).
  *
  * Semantics a command may notice: its stdout and stderr are sockets, not pipes; one write() may
  * carry at most 4 MiB (the kernel's largest datagram; a larger single write fails with ENOBUFS,
  * while stdio, `cat` and the like write far smaller pieces).
  */
-export const ORDERED_EXEC_PROGRAM = String.raw`
-my ($out, $dir, $envfile, @rest) = @ARGV;
-my @pairs;
-push(@pairs, shift(@rest)) while @rest && $rest[0] ne '--';
-shift(@rest);
-my @cmd = @rest;
-sub fail { print STDERR "arbor-exec: $_[0]: $!\n"; exit 125 }
-if ($out ne '-') { open(STDOUT, '>>', $out) or fail("open $out") }
-binmode(STDOUT);
-if ($envfile ne '' && open(my $file, '<', $envfile)) {
-  while (my $line = <$file>) {
-    chomp($line);
-    next unless $line =~ /^\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
-    my ($key, $value) = ($1, $2);
-    $value = $1 if $value =~ /^"(.*)"$/ || $value =~ /^'(.*)'$/;
-    $ENV{$key} = $value;
-  }
-}
-for (@pairs) { $ENV{$1} = $2 if /^([^=]+)=(.*)$/s }
-my $max = 8 << 20;
-my ($sockdir, %sock);
-for my $base ('/dev/shm', '/run', '/tmp') {
-  $sockdir = sprintf('%s/.arbor-exec-%d-%08x', $base, $$, int(rand(4294967296)));
-  last if mkdir($sockdir, 0700);
-  $sockdir = undef;
-}
-defined $sockdir or fail('no writable /dev/shm, /run or /tmp for its sockets');
-sub addr { pack('S Z*', 1, "$sockdir/$_[0]") }
-for my $name (qw(r o e)) {
-  socket($sock{$name}, 1, 2, 0) or fail('socket');
-  bind($sock{$name}, addr($name)) or fail("bind $sockdir/$name");
-}
-for my $name (qw(o e)) {
-  connect($sock{$name}, addr('r')) or fail('connect');
-  setsockopt($sock{$name}, 1, 32, $max) or setsockopt($sock{$name}, 1, 7, $max);
-}
-unlink(map { "$sockdir/$_" } qw(r o e));
-rmdir($sockdir);
-$SIG{CHLD} = sub {};
-my $child = fork() // fail('fork');
-if ($child == 0) {
-  open(STDOUT, '>&', $sock{o}) && open(STDERR, '>&', $sock{e}) or exit(125);
-  my $persona = syscall(135, 0xffffffff);
-  syscall(135, $persona & ~0x0040000) if $persona > 0 && ($persona & 0x0040000);
-  chdir($dir) or do { print STDERR "arbor-exec: cd $dir: $!\n"; exit(1) };
-  exec { $cmd[0] } @cmd;
-  print STDERR "$cmd[0]: $!\n";
-  exit(127);
-}
-open(STDIN, '<', '/dev/null');
-close($sock{o});
-close($sock{e});
-my ($buf, $status) = ('');
-sub record {
-  my $record = $_[0] . pack('N', length($buf)) . $buf;
-  while ($record ne '') {
-    my $written = syswrite(STDOUT, $record);
-    if (!defined $written) { next if $! == 4; fail('write') }
-    substr($record, 0, $written, '');
-  }
-}
-for (;;) {
-  my $from = recv($sock{r}, $buf, 2 * $max, 0x40);
-  if (defined $from) {
-    my $name = substr(unpack('x2 Z*', $from), -1);
-    record($name) if $buf ne '' && ($name eq 'o' || $name eq 'e');
-    next;
-  }
-  fail('recv') unless $! == 11 || $! == 4;
-  last if defined $status;
-  if (waitpid($child, 1) == $child) { $status = $?; next }
-  my $ready = '';
-  vec($ready, fileno($sock{r}), 1) = 1;
-  select($ready, undef, undef, 0.2);
-}
-unlink($out) if $out ne '-';
-exit(($status & 127) ? 128 + ($status & 127) : $status >> 8);
-`;
-
 export interface OrderedExec {
   /** Where the records go: '-' for stdout, or a file appended to and unlinked when the command ends. */
   output: string;
@@ -118,19 +35,26 @@ export interface OrderedExec {
   /** Set after the environment file, over the environment the program was started with. */
   env: Record<string, string>;
   argv: string[];
+  /** Kill the command and everything it started after this many seconds (exit code 124); 0: never. */
+  timeoutSecs?: number;
+  /** The helper's path (default: the kit's in the guest; tests run a host build). */
+  helper?: string;
 }
 
-/** argv that runs a command under the ordered-exec program. */
+/** argv that runs a command under the ordered-exec helper. */
 export function orderedExecArgv(exec: OrderedExec): string[] {
-  const pairs = Object.entries(exec.env).map(([key, value]) => `${key}=${value}`);
-  return ['/usr/bin/perl', '-e', ORDERED_EXEC_PROGRAM, '--', exec.output, exec.workingDir, exec.environmentFile, ...pairs, '--', ...exec.argv];
+  const options = ['--output', exec.output, '--cwd', exec.workingDir];
+  if (exec.environmentFile) options.push('--env-file', exec.environmentFile);
+  if (exec.timeoutSecs && exec.timeoutSecs > 0) options.push('--timeout', String(Math.ceil(exec.timeoutSecs)));
+  for (const [key, value] of Object.entries(exec.env)) options.push('--env', `${key}=${value}`);
+  return [exec.helper ?? KIT_PATHS.helper, 'exec', ...options, '--', ...exec.argv];
 }
 
 const HEADER = 5;
 const STREAMS: Record<number, ExecChunk['stream']> = { 0x6f: 'stdout', 0x65: 'stderr' };
 
 /**
- * The longest record taken: the program receives at most 16 MiB at once (2 × its 8 MiB socket
+ * The longest record taken: the helper receives at most 16 MiB at once (2 × its 8 MiB socket
  * buffer; the kernel's datagrams are smaller still). The records come out of the guest, where a
  * user may replace the program: a header announcing more is no record of it, and the exec fails
  * rather than buffering towards a length the guest chose.

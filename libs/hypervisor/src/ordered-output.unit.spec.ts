@@ -4,18 +4,28 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecChunk } from './hypervisor-driver.port';
+import { compileGuestHelper } from './kit/guest-helper-build';
 import { OrderedOutputDecoder, orderedExecArgv, type OrderedExec } from './ordered-output';
 
 const START_ENV = { PATH: '/usr/bin:/bin', HOME: '/root' };
 
-/** The program runs here on the host's perl, exactly as the drivers run it in a guest. */
+/** The helper, built here for the host as the kit builds it for guests (static: the same binary runs in both). */
+let helper: string;
+const helperDir = mkdtempSync(join(tmpdir(), 'arbor-helper-'));
+beforeAll(async () => {
+  helper = join(helperDir, 'arbor-guest');
+  await compileGuestHelper(helper);
+}, 60_000);
+afterAll(() => rmSync(helperDir, { recursive: true, force: true }));
+
+/** The helper runs here on the host, exactly as the drivers run it in a guest. */
 function run(
   argv: string[],
   stdin = '',
   options: Partial<OrderedExec> = {},
 ): Promise<{ code: number | null; chunks: ExecChunk[]; rawStderr: string }> {
   return new Promise((resolve, reject) => {
-    const [command, ...args] = orderedExecArgv({ output: '-', workingDir: '/', environmentFile: '', env: {}, argv, ...options });
+    const [command, ...args] = orderedExecArgv({ output: '-', workingDir: '/', environmentFile: '', env: {}, argv, helper, ...options });
     const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env: START_ENV });
     const chunks: ExecChunk[] = [];
     const decoder = new OrderedOutputDecoder((chunk) => chunks.push(chunk));
@@ -106,12 +116,21 @@ describe('ordered output', () => {
     }
   });
 
+  it('kills the command and everything it started, orphans included, once its timeout passes: exit code 124', async () => {
+    const marker = `arbor-timeout-${randomUUID()}`;
+    // The subshell's own child outlives its parent (an orphan): the timeout must still reach it.
+    const { code, chunks } = await run(['sh', '-c', `(sh -c "sleep 30; : ${marker}" &) ; echo started; sleep 30`], '', { timeoutSecs: 1 });
+    expect(code).toBe(124);
+    expect(lines(chunks)).toEqual(['stdout:started']);
+    expect(spawnSync('pgrep', ['-f', marker]).status).toBe(1); // none left
+  });
+
   it('appends to an output file, unlinks it at the end, and leaves no socket directory behind', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'arbor-ordered-'));
     try {
       const output = join(dir, 'records');
       writeFileSync(output, '');
-      const [command, ...args] = orderedExecArgv({ output, workingDir: '/', environmentFile: '', env: {}, argv: ['sh', '-c', 'echo out; echo err >&2'] });
+      const [command, ...args] = orderedExecArgv({ output, workingDir: '/', environmentFile: '', env: {}, argv: ['sh', '-c', 'echo out; echo err >&2'], helper });
       // Read through an open descriptor, as the qemu driver does: the file is unlinked at the end.
       const socketDirs = () => ['/dev/shm', '/run', '/tmp'].flatMap((base) => readdirSync(base).filter((n) => n.startsWith('.arbor-exec-')));
       const before = socketDirs();

@@ -16,3 +16,4 @@ export { OciRuntime } from './sandbox/oci-runtime';
 export { MachineLayout } from './sandbox/machine-layout';
 export { HostNetwork } from './network/host-network';
 export { NETWORK_REGISTRY_DIR } from './network/network-leases';
+export { busyboxRoot, minbaseRoot } from './images/sample-roots';

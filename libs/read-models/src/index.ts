@@ -8,5 +8,7 @@ export * from './documents/identity.document';
 export * from './documents/repository.document';
 export * from './documents/webhook.document';
 export * from './documents/domain.document';
+export * from './documents/project.document';
 export { SqliteReadModelStore, type SqliteReadModelStoreOptions } from './sqlite/sqlite-read-model-store';
 export { MongoReadModelStore } from './mongodb/mongo-read-model-store';
+export * from './documents/image.document';

@@ -47,6 +47,13 @@ export interface ReadModelStore {
   commit(ops: WriteOp[], checkpoint?: Checkpoint): Promise<boolean>;
   /** The stored position for `name`, or null when none is stored. */
   getCheckpoint(name: string): Promise<number | null>;
+  /**
+   * Calls `listener` with the unit's checkpoint (null without one) after each commit made through
+   * this object applied, so that a reader in the same process waiting for the read models looks
+   * again at once rather than at its next poll. Commits by other processes call nothing here:
+   * readers keep polling for those. Returns what removes the listener.
+   */
+  onCommitted(listener: (checkpoint: Checkpoint | null) => void): () => void;
   /** Deletes every document of the given collections and the given checkpoints (for rebuilds). */
   reset(collections: string[], checkpointNames: string[]): Promise<void>;
   /** Creates an index (idempotent); adapters may treat it as a hint. */

@@ -15,8 +15,9 @@ import { SetMetadata } from '@nestjs/common';
  * | webhook       | webhook_id               | the user of the key that registered it        |
  * | api_key       | key_id                   | the key's own user                            |
  * | domain        | domain_id                | the user of the key that added it             |
+ * | image         | base_image_id            | the user of the key that asked for it         |
  */
-export type ChangedResource = 'vm' | 'vm_or_commit' | 'commit' | 'commit_tag' | 'repository' | 'repo_tag' | 'webhook' | 'api_key' | 'domain';
+export type ChangedResource = 'vm' | 'vm_or_commit' | 'commit' | 'commit_tag' | 'repository' | 'repo_tag' | 'webhook' | 'api_key' | 'domain' | 'image';
 
 export const CHANGES = 'arbor:changes';
 export const ANY_MEMBER = 'arbor:any-member';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AggregateRepository } from '@arbor/application';
-import { ApiKey, CustomDomain, Repository, Tag, Webhook } from '@arbor/domain';
+import { ApiKey, CustomDomain, Image, orgCommitId, Repository, repositoryTag, Tag, UUID_PATTERN, Webhook } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import { COMMITS_COLLECTION, DOMAINS_COLLECTION, READ_MODEL_STORE, VMS_COLLECTION, type CommitDocument, type DomainDocument, type ReadModelStore, type VmDocument } from '@arbor/read-models';
 import type { ChangedResource } from './changes.decorator';
@@ -35,7 +35,10 @@ export class ResourceOwners {
       case 'vm_or_commit':
         return this.vm(org_id, params.vm_or_commit_id);
       case 'commit': {
-        const commit = await this.readModels.findOne<CommitDocument>(COMMITS_COLLECTION, { _id: params.commit_id, org_id, deleted_at: null });
+        // The id is the org's name for the commit: its own chosen id first, else the id in the log (see CommitReadModel).
+        const own = orgCommitId(org_id, params.commit_id);
+        const found = await this.readModels.find<CommitDocument>(COMMITS_COLLECTION, { _id: { $in: [own, params.commit_id] }, org_id, deleted_at: null });
+        const commit = found.find((c) => c._id === own) ?? found[0];
         return commit ? { what: 'commit', owner_user_id: await this.userOfKey(commit.owner_id) } : null;
       }
       case 'commit_tag': {
@@ -48,7 +51,7 @@ export class ResourceOwners {
       }
       case 'repo_tag': {
         const { state, recorded } = await this.aggregates.load(Repository, { org_id, name: params.repo_name });
-        const tag = state.tags[params.tag_name];
+        const tag = repositoryTag(state, params.tag_name);
         return tag ? this.createdBy('repository tag', lastOf(recorded, 'RepoTagCreated', (data) => data.tag_id === tag.tag_id)) : null;
       }
       case 'webhook': {
@@ -64,6 +67,13 @@ export class ResourceOwners {
         if (!domain) return null;
         const { recorded } = await this.aggregates.load(CustomDomain, domain.domain);
         return this.createdBy('domain', lastOf(recorded, 'DomainAdded', (data) => data.domain_id === domain.domain_id));
+      }
+      case 'image': {
+        // The path's id is checked after the guards (a bad one is the handler's 400).
+        const image_id = params.base_image_id?.toLowerCase() ?? '';
+        if (!UUID_PATTERN.test(image_id)) return null;
+        const { state } = await this.aggregates.load(Image, image_id);
+        return state.org_id === org_id && state.status !== 'deleted' ? { what: 'image', owner_user_id: await this.userOfKey(state.owner_id) } : null;
       }
     }
   }

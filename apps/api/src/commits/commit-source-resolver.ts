@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AggregateRepository } from '@arbor/application';
-import { invalid, NAME_PATTERN, notFound, OrgName, Repository } from '@arbor/domain';
+import { invalid, NAME_PATTERN, notFound, OrgName, Repository, repositoryTag } from '@arbor/domain';
 import type { CommitDocument } from '@arbor/read-models';
 import { TagReadModel } from '../tags/tag-read-model';
 import { CommitReadModel } from './commit-read-model';
@@ -48,7 +48,7 @@ export class CommitSourceResolver {
     if ('commit_id' in source) return { commit: await this.commits.getReadable(org_id, source.commit_id), through_public_repository: false };
     if ('tag_name' in source) {
       const tag = await this.tags.get(org_id, source.tag_name);
-      return { commit: await this.commits.getReadable(org_id, tag.commit_id), through_public_repository: false };
+      return { commit: await this.commits.getReadableById(org_id, tag.commit_id), through_public_repository: false };
     }
     if ('repo' in source) return this.byRepositoryTag(org_id, source.repo, source.tag);
     const [repo, tag, ...rest] = source.ref.split(':');
@@ -69,10 +69,10 @@ export class CommitSourceResolver {
     const { state } = await this.aggregates.load(Repository, { org_id: owner, name: ref.repo_name });
     const foreign = owner !== org_id;
     if (state.repo_id === null || (foreign && !state.is_public)) throw notFound('repository');
-    const repoTag = state.tags[ref.tag_name];
+    const repoTag = repositoryTag(state, ref.tag_name);
     if (!repoTag) throw notFound('tag');
-    if (!foreign) return { commit: await this.commits.getReadable(org_id, repoTag.commit_id), through_public_repository: false };
-    const commit = await this.commits.getReadable(owner, repoTag.commit_id);
+    if (!foreign) return { commit: await this.commits.getReadableById(org_id, repoTag.commit_id), through_public_repository: false };
+    const commit = await this.commits.getReadableById(owner, repoTag.commit_id);
     return { commit, through_public_repository: true };
   }
 }

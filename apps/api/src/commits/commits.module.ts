@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TagReadModel } from '../tags/tag-read-model';
 import { ReadModelsAsOf } from '../time-travel/read-models-as-of';
+import { CommitNames } from './commit-names';
 import { CommitReadModel } from './commit-read-model';
 import { CommitSourceResolver } from './commit-source-resolver';
 import { CommitsController } from './commits.controller';
@@ -10,7 +11,7 @@ import { GetCommitParentsHandler, ListCommitsHandler } from './queries/commit-qu
 /** Commits: list (own, public), update, delete, the parent chain; commit lookups for VMs and tags. */
 @Module({
   controllers: [CommitsController],
-  providers: [CommitReadModel, TagReadModel, ReadModelsAsOf, CommitSourceResolver, UpdateCommitHandler, DeleteCommitHandler, ListCommitsHandler, GetCommitParentsHandler],
-  exports: [CommitReadModel, TagReadModel, ReadModelsAsOf, CommitSourceResolver],
+  providers: [CommitReadModel, CommitNames, TagReadModel, ReadModelsAsOf, CommitSourceResolver, UpdateCommitHandler, DeleteCommitHandler, ListCommitsHandler, GetCommitParentsHandler],
+  exports: [CommitReadModel, CommitNames, TagReadModel, ReadModelsAsOf, CommitSourceResolver],
 })
 export class CommitsModule {}

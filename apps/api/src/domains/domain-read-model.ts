@@ -20,7 +20,9 @@ export class DomainReadModel {
   /** Waits until the VM holds no domain (a deleted VM's are freed by the worker right after VmDeleted). */
   async waitUntilNoneOf(org_id: string, vm_id: string): Promise<void> {
     const none = async () => ((await this.readModels.count(DOMAINS_COLLECTION, { org_id, vm_id })) === 0 || undefined);
-    await waitUntil(`the domains of vm ${vm_id} to be freed`, none, { timeoutMs: this.config.waitTimeoutMs });
+    // A commit of the projector in this process may have freed them: look again at once.
+    const wake = (listener: () => void) => this.readModels.onCommitted(() => listener());
+    await waitUntil(`the domains of vm ${vm_id} to be freed`, none, { timeoutMs: this.config.waitTimeoutMs, wake });
   }
 
   async get(org_id: string, domain_id: string): Promise<DomainDocument> {

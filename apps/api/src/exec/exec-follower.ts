@@ -83,6 +83,9 @@ export class ExecFollower {
     };
     try {
       if (started) yield* open();
+      // At the end, logs read right after must see every chunk: the read models are waited for up
+      // to the event before the end (the end itself is in no read model), so the answer does not
+      // wait for the projector to commit the end as well.
       for await (const event of tailExecStream(this.events, key, 0, tail.signal)) {
         switch (event.type) {
           case 'ExecStarted':
@@ -95,17 +98,17 @@ export class ExecFollower {
             break;
           }
           case 'ExecExited':
-            await this.projection.waitFor(event.position); // logs read right after see every chunk
+            await this.projection.waitFor(event.position - 1);
             yield* open();
             yield { kind: 'line', line: exitLine(options.shownExecId, event.data as ExecExited['data']) };
             return;
           case 'ExecLost':
-            await this.projection.waitFor(event.position);
+            await this.projection.waitFor(event.position - 1);
             yield* open();
             yield { kind: 'line', line: errorLine(options.shownExecId, event.data as ExecLost['data'], 'exec_lost') };
             return;
           case 'ExecFailed': {
-            await this.projection.waitFor(event.position);
+            await this.projection.waitFor(event.position - 1);
             const data = event.data as ExecFailed['data'];
             // Never started: the VM could not run it, answered before any output as an error.
             if (!opened) throw new HttpError(409, `exec could not run: ${data.reason}`);

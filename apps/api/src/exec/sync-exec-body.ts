@@ -15,16 +15,29 @@ export interface SyncExecAnswer {
   stderrNote: string | null;
 }
 
+/** An answer up to this long is sent in one piece, with its length; a longer one is streamed. */
+const ONE_PIECE_CHARS = 64 * 1024;
+
 /**
  * Writes the contract's sync exec answer, `{exit_code, stdout, stderr, exec_id?}`, without holding
  * the output: stdout is read from the exec's stream and written a page at a time, then stderr the
  * same way (a second read of the log), each decoded as UTF-8 across chunk boundaries (lossily,
  * as the contract says) and escaped as a JSON string. The api holds one page of the log and one
- * socket buffer whatever the command printed. A read that fails half-way ends the response
- * without its last chunk, so the client sees it cut off rather than a short answer.
+ * socket buffer whatever the command printed; an answer of at most 64 KiB (most of them) is
+ * gathered and sent in one write with its Content-Length rather than as chunks. A read that
+ * fails half-way ends the response without its last chunk, so the client sees it cut off rather
+ * than a short answer.
  */
 export async function writeSyncExecBody(response: Response, store: EventStore, answer: SyncExecAnswer, signal: AbortSignal): Promise<void> {
-  const write = (text: string) => writeOrWait(response, text);
+  let gathered: string | null = '';
+  const write = (text: string) => {
+    if (gathered === null) return writeOrWait(response, text);
+    gathered += text;
+    if (gathered.length <= ONE_PIECE_CHARS) return Promise.resolve();
+    const start = gathered;
+    gathered = null;
+    return writeOrWait(response, start);
+  };
   response.status(200);
   response.setHeader('Content-Type', 'application/json; charset=utf-8');
   response.setHeader('Cache-Control', 'no-store');
@@ -39,7 +52,9 @@ export async function writeSyncExecBody(response: Response, store: EventStore, a
     response.destroy(error as Error);
     return;
   }
-  response.end();
+  if (gathered === null) return void response.end();
+  response.setHeader('Content-Length', Buffer.byteLength(gathered));
+  response.end(gathered);
 }
 
 async function writeOutput(store: EventStore, key: string, stream: ExecOutputStream, write: (text: string) => Promise<void>, signal: AbortSignal): Promise<void> {

@@ -1,7 +1,7 @@
 import type { MailMessage } from '../mail/mailer';
 
 /** The mail an invited member gets: which org, and how to sign in with the Vers CLI. */
-export function invitationMail(invite: { email: string; role: string; org_name: string; inviter: string | null; public_url: string }): MailMessage {
+export function invitationMail(invite: { email: string; role: string; org_name: string; inviter: string | null; public_url: string; vers_url: string }): MailMessage {
   const who = invite.inviter ?? 'An administrator';
   return {
     to: invite.email,
@@ -11,7 +11,7 @@ export function invitationMail(invite: { email: string; role: string; org_name: 
       '',
       'To sign in with the Vers CLI, from a machine whose git e-mail is this address:',
       '',
-      `  VERS_URL=${invite.public_url} vers login --git`,
+      `  VERS_URL=${invite.vers_url} vers login --git`,
       '',
       'It sends you a link to confirm; once you follow it, the CLI gets an API key of yours.',
       '',

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import {
@@ -17,6 +17,9 @@ import {
 } from '@arbor/contracts';
 import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
+import { CommitNames } from '../commits/commit-names';
+import { ApiAsOfQuery, type AsOf, AsOfPipe } from '../time-travel/as-of';
+import { ReadModelsAsOf } from '../time-travel/read-models-as-of';
 import { ForkRepositoryCommand } from './commands/fork-repository.command';
 import { CreateRepoTagCommand, DeleteRepoTagCommand, UpdateRepoTagCommand } from './commands/repo-tag-commands';
 import { CreateRepositoryCommand, DeleteRepositoryCommand, SetRepositoryVisibilityCommand } from './commands/repository-commands';
@@ -32,6 +35,8 @@ export class RepositoriesController {
   constructor(
     private readonly commands: CommandBus,
     private readonly repositories: RepositoryReadModel,
+    private readonly names: CommitNames,
+    private readonly asOf: ReadModelsAsOf,
   ) {}
 
   @Get()
@@ -81,9 +86,15 @@ export class RepositoriesController {
 
   @Get(':repo_name/tags')
   @ApiOkResponse({ type: ListRepoTagsResponseDto })
-  async listTags(@Ctx() ctx: RequestContext, @Param('repo_name', RepoNamePipe) name: string): Promise<ListRepoTagsResponseDto> {
-    const repository = await this.repositories.get(ctx.principal.org_id, name);
-    return { repository: repository.name, tags: (await this.repositories.tags(repository)).map(presentRepoTag) };
+  @ApiAsOfQuery()
+  listTags(@Ctx() ctx: RequestContext, @Param('repo_name', RepoNamePipe) name: string, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<ListRepoTagsResponseDto> {
+    const org_id = ctx.principal.org_id;
+    return this.asOf.read(asOf, this.repositories, async (repositories) => {
+      const repository = await repositories.get(org_id, name);
+      const tags = await repositories.tags(repository);
+      const commitName = await this.names.namingFor(org_id, tags.map((tag) => tag.commit_id));
+      return { repository: repository.name, tags: tags.map((tag) => presentRepoTag(tag, commitName)) };
+    });
   }
 
   @AnyMember('creates a tag of the caller in a repository of the org')
@@ -96,9 +107,18 @@ export class RepositoriesController {
 
   @Get(':repo_name/tags/:tag_name')
   @ApiOkResponse({ type: RepoTagInfoDto })
-  async getTag(@Ctx() ctx: RequestContext, @Param('repo_name', RepoNamePipe) name: string, @Param('tag_name') tagName: string): Promise<RepoTagInfoDto> {
-    const repository = await this.repositories.get(ctx.principal.org_id, name);
-    return presentRepoTag(await this.repositories.tag(repository, tagName));
+  @ApiAsOfQuery()
+  getTag(
+    @Ctx() ctx: RequestContext,
+    @Param('repo_name', RepoNamePipe) name: string,
+    @Param('tag_name') tagName: string,
+    @Query('as_of', AsOfPipe) asOf?: AsOf,
+  ): Promise<RepoTagInfoDto> {
+    const org_id = ctx.principal.org_id;
+    return this.asOf.read(asOf, this.repositories, async (repositories) => {
+      const tag = await repositories.tag(await repositories.get(org_id, name), tagName);
+      return presentRepoTag(tag, await this.names.namingFor(org_id, [tag.commit_id]));
+    });
   }
 
   @Changes('repo_tag')

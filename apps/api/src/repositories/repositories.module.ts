@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { CommitsModule } from '../commits/commits.module';
 import { VmsModule } from '../vms/vms.module';
 import { ForkRepositoryHandler } from './commands/fork-repository.handler';
 import { CreateRepoTagHandler, DeleteRepoTagHandler, UpdateRepoTagHandler } from './commands/repo-tag-command.handlers';
@@ -9,7 +10,7 @@ import { RepositoryReadModel } from './repository-read-model';
 
 /** Repositories and their tags (`/repositories`), fork, and the public listing (`/public/repositories`). */
 @Module({
-  imports: [VmsModule],
+  imports: [CommitsModule, VmsModule],
   controllers: [RepositoriesController, PublicRepositoriesController],
   providers: [
     RepositoryReadModel,

@@ -20,6 +20,11 @@ import {
 export class RepositoryReadModel {
   constructor(@Inject(READ_MODEL_STORE) private readonly readModels: ReadModelStore) {}
 
+  /** The same reads over another store: the read models as of a log position (ReadModelsAsOf). */
+  over(store: ReadModelStore): RepositoryReadModel {
+    return new RepositoryReadModel(store);
+  }
+
   list(org_id: string): Promise<RepositoryDocument[]> {
     return this.readModels.find<RepositoryDocument>(REPOSITORIES_COLLECTION, { org_id }, { sort: { name: 1 } });
   }

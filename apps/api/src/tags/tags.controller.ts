@@ -6,6 +6,7 @@ import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { ApiAsOfQuery, type AsOf, AsOfPipe } from '../time-travel/as-of';
 import { ReadModelsAsOf } from '../time-travel/read-models-as-of';
+import { CommitNames } from '../commits/commit-names';
 import { CreateTagCommand, DeleteTagCommand, UpdateTagCommand } from './commands/tag-commands';
 import { TagNamePipe } from './tag-name.pipe';
 import { presentTag } from './tag-presenter';
@@ -20,13 +21,19 @@ export class TagsController {
     private readonly commands: CommandBus,
     private readonly tags: TagReadModel,
     private readonly asOf: ReadModelsAsOf,
+    private readonly names: CommitNames,
   ) {}
 
   @Get()
   @ApiOkResponse({ type: ListTagsResponseDto })
   @ApiAsOfQuery()
   list(@Ctx() ctx: RequestContext, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<ListTagsResponseDto> {
-    return this.asOf.read(asOf, this.tags, async (tags) => ({ tags: (await tags.list(ctx.principal.org_id)).map(presentTag) }));
+    const org_id = ctx.principal.org_id;
+    return this.asOf.read(asOf, this.tags, async (tags) => {
+      const found = await tags.list(org_id);
+      const name = await this.names.namingFor(org_id, found.map((tag) => tag.commit_id));
+      return { tags: found.map((tag) => presentTag(tag, name)) };
+    });
   }
 
   @AnyMember('creates a tag of the caller')
@@ -41,7 +48,11 @@ export class TagsController {
   @ApiOkResponse({ type: TagInfoDto })
   @ApiAsOfQuery()
   get(@Ctx() ctx: RequestContext, @Param('tag_name', TagNamePipe) tagName: string, @Query('as_of', AsOfPipe) asOf?: AsOf): Promise<TagInfoDto> {
-    return this.asOf.read(asOf, this.tags, async (tags) => presentTag(await tags.get(ctx.principal.org_id, tagName)));
+    const org_id = ctx.principal.org_id;
+    return this.asOf.read(asOf, this.tags, async (tags) => {
+      const tag = await tags.get(org_id, tagName);
+      return presentTag(tag, await this.names.namingFor(org_id, [tag.commit_id]));
+    });
   }
 
   @Changes('commit_tag')

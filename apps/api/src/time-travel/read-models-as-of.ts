@@ -4,23 +4,29 @@ import {
   COMMIT_ANCESTORS_COLLECTION,
   COMMIT_TAGS_COLLECTION,
   COMMITS_COLLECTION,
+  ORGS_COLLECTION,
+  REPO_TAGS_COLLECTION,
+  REPOSITORIES_COLLECTION,
   SqliteReadModelStore,
   VMS_COLLECTION,
   type ReadModelStore,
 } from '@arbor/read-models';
-import { ALL_PROJECTIONS } from '../../../projector/src/projections';
-import { replayLog } from '../../../projector/src/replay-log';
+import { ALL_PROJECTIONS, replayLog } from '@arbor/projections';
 import { HttpError } from '../http/http-error';
 import type { AsOf } from './as-of';
 
-/** The read models `as_of` serves (VMs, commits and their ancestors, commit tags). */
-const SERVED = new Set([VMS_COLLECTION, COMMITS_COLLECTION, COMMIT_ANCESTORS_COLLECTION, COMMIT_TAGS_COLLECTION]);
+/**
+ * The read models `as_of` serves (VMs, commits and their ancestors, commit tags, repositories and
+ * their tags), and what their projections read while projecting besides their own collections:
+ * `orgs` (a repository's document carries its org's name).
+ */
+const SERVED = new Set([VMS_COLLECTION, COMMITS_COLLECTION, COMMIT_ANCESTORS_COLLECTION, COMMIT_TAGS_COLLECTION, REPOSITORIES_COLLECTION, REPO_TAGS_COLLECTION]);
+const READ_WHILE_PROJECTING = new Set([ORGS_COLLECTION]);
 /**
  * The projections a past store is replayed through: the projector's own, those that keep what
- * `as_of` serves. (Each reads nothing but its own collections while projecting, so the others,
- * exec output above all, need not be replayed.)
+ * `as_of` serves or what those read. The others, exec output above all, need not be replayed.
  */
-export const AS_OF_PROJECTIONS = ALL_PROJECTIONS.filter((projection) => projection.collections.some((collection) => SERVED.has(collection)));
+export const AS_OF_PROJECTIONS = ALL_PROJECTIONS.filter((projection) => projection.collections.some((collection) => SERVED.has(collection) || READ_WHILE_PROJECTING.has(collection)));
 
 export interface AsOfLimits {
   /** Past stores kept after their requests (least recently used goes first). */
@@ -35,7 +41,7 @@ const DEFAULT_LIMITS: AsOfLimits = { cached: 4, concurrentBuilds: 1, pendingBuil
 /** Nest token for other limits than the defaults (tests). */
 export const AS_OF_LIMITS = Symbol('AS_OF_LIMITS');
 
-/** The reads of one read model over a given store (`VmReadModel`, `CommitReadModel`, `TagReadModel`). */
+/** The reads of one read model over a given store (`VmReadModel`, `CommitReadModel`, `TagReadModel`, `RepositoryReadModel`). */
 export interface ReadsOver<R> {
   over(store: ReadModelStore): R;
 }

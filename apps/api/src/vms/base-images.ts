@@ -1,13 +1,26 @@
-import { DomainError, VM_CONFIG_DEFAULTS } from '@arbor/domain';
+import { Injectable } from '@nestjs/common';
+import { BUILT_IN_IMAGE_NAMES, DomainError } from '@arbor/domain';
+import { ImageReadModel } from '../images/image-read-model';
+
+/** What a root VM boots: a built image (its id), or the driver's built-in image (no id). */
+export interface BootImage {
+  image_name: string;
+  image_id: string | null;
+}
 
 /**
- * The base images a root VM may start from. Every driver has only the built-in "default" until
- * base images become a resource of their own (POST /images); any other name is refused before
- * anything is appended, as the contract's server answers an unknown image_name (404).
+ * Resolves new_root's `image_name` before anything is appended: the caller's org's own built
+ * image of that name first, then a public one (the newest), then the built-in image ("default",
+ * a name no image may take). Any other name is a 404, as the contract's server answers.
  */
-const BASE_IMAGES = new Set([VM_CONFIG_DEFAULTS.image_name]);
+@Injectable()
+export class BaseImages {
+  constructor(private readonly images: ImageReadModel) {}
 
-export function requireBaseImage(image_name: string): string {
-  if (!BASE_IMAGES.has(image_name)) throw new DomainError('not_found', `image not found: ${image_name}`);
-  return image_name;
+  async resolve(org_id: string, image_name: string): Promise<BootImage> {
+    const image = await this.images.bootable(org_id, image_name);
+    if (image) return { image_name, image_id: image.image_id };
+    if (BUILT_IN_IMAGE_NAMES.includes(image_name)) return { image_name, image_id: null };
+    throw new DomainError('not_found', `image not found: ${image_name}`);
+  }
 }

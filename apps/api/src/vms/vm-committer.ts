@@ -6,12 +6,13 @@ import { DataDiskGuard } from './data-disk-guard';
 import { VmReadModel } from './vm-read-model';
 
 export interface VmCommitRequest {
+  /** The commit's id in the log (for a chosen id: `orgCommitId(org, chosen_id)`). */
   commit_id: string;
+  /** The id the client chose, the org's name for the commit (null: none chosen): reserved for this VM first. */
+  chosen_id: string | null;
   name: string;
   description: string | null;
   keep_paused: boolean;
-  /** The client chose the id (it may be anybody's): reserve it for this VM first. */
-  chosen_by_client: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -43,10 +44,10 @@ export class VmCommitter {
     const { vm, command, retry } = await this.check(org_id, vm_id, request, skipWaitBoot, context);
     const undo: (() => Promise<unknown>)[] = [];
     if (!retry) {
-      const { commit_id } = request;
-      // A generated id is this request's own; a chosen one may be anybody's: 409 unless this VM holds it.
-      if (request.chosen_by_client && (await this.commitIds.reserve(commit_id, vm_id, context))) {
-        undo.push(() => this.commitIds.release(commit_id, vm_id, context));
+      const { commit_id, chosen_id } = request;
+      // A generated id is this request's own; a chosen one may be taken in the org: 409 unless this VM holds it.
+      if (chosen_id !== null && (await this.commitIds.reserve(org_id, chosen_id, vm_id, context))) {
+        undo.push(() => this.commitIds.release(org_id, chosen_id, vm_id, context));
       }
       try {
         await this.quotas.reserveCommit(org_id, commit_id, mostOf(vm.config), stepContext(context, 'reserve-commit-storage'));
@@ -79,7 +80,7 @@ export class VmCommitter {
     const retry = await this.aggregates.appended(Vm, vm_id, context.command_id);
     if (!retry) {
       await this.disk.requireRoom();
-      if (request.chosen_by_client) await this.commitIds.check(commit_id, vm_id, context);
+      if (request.chosen_id !== null) await this.commitIds.check(org_id, request.chosen_id, vm_id, context);
       await this.quotas.checkCommit(org_id, commit_id, mostOf(vm.config), stepContext(context, 'reserve-commit-storage'));
     }
     return { vm, command, retry };

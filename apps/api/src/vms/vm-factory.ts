@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AggregateRepository, envVarsOf, Operations, OrgQuotas, ProjectionWaiter, stepContext, VmSshKeys } from '@arbor/application';
-import { Commit, deterministicUuid, DomainError, Vm, vmAddress, vmShareOf, type VmConfig } from '@arbor/domain';
+import { Commit, deterministicUuid, DomainError, Image, Vm, vmAddress, vmShareOf, type VmConfig } from '@arbor/domain';
 import type { RequestContext } from '../auth/request-context.decorator';
 import type { SourceCommit } from '../commits/commit-source-resolver';
 import { DataDiskGuard } from './data-disk-guard';
@@ -13,6 +13,8 @@ export interface NewVm {
   source?: SourceCommit | null;
   /** Written once into the guest's /etc/environment at boot: the owner's env vars (see envOf). */
   env: Record<string, string>;
+  /** A root VM of a built image (BaseImages.resolve): the image it boots. */
+  image_id?: string | null;
 }
 
 /**
@@ -64,7 +66,8 @@ export class VmFactory {
     }
   }
 
-  private vmIdOf(context: RequestContext, index: number): string {
+  /** The id of the request's n-th VM (the one `reserve` took the quota for). */
+  vmIdOf(context: RequestContext, index: number): string {
     return deterministicUuid(context.command.command_id, 'vm', String(index));
   }
 
@@ -91,18 +94,44 @@ export class VmFactory {
         parent_commit_id: vm.source?.commit.commit_id ?? null,
         grandparent_vm_id: vm.source?.commit.parent_vm_id ?? null,
         through_public_repository: vm.source?.through_public_repository || undefined,
+        image_id: vm.image_id ?? undefined,
         // The VM's own key pair: its public half is authorized in the guest; GET ssh_key derives the private half.
         ...(await this.sshKeys.forNewVm(vm_id)),
         now: new Date().toISOString(),
       },
       stepContext(command, 'create', String(index)),
     );
-    const used = vm.source ? await this.useCommit(context, vm_id, vm.source, index) : null;
+    const used = vm.source ? await this.useCommit(context, vm_id, vm.source, index) : vm.image_id ? await this.useImage(context, vm_id, vm.image_id, index) : null;
     // A VM that fails to boot is deleted in the same append as the failure, so that answer (500
     // with the reason) comes once the read models no longer list it.
     if (waitBoot) await this.operations.settle(Vm, vm_id, 'VmCreationRequested', result.revision);
     else await this.projection.waitFor(used ?? result.position);
     return vm_id;
+  }
+
+  /**
+   * Records on the image's stream that the new VM boots it, with the exact revision read: a
+   * concurrent DELETE of the image either comes first (this is refused: 404, the VM ends at once)
+   * or sees the use and answers 409. Returns the position to wait for.
+   */
+  private async useImage(context: RequestContext, vm_id: string, image_id: string, index: number): Promise<number | null> {
+    const { principal, command } = context;
+    try {
+      const used = await this.aggregates.handle(Image, image_id, { type: 'UseImage', vm_id, org_id: principal.org_id, now: new Date().toISOString() }, stepContext(command, 'use-image', String(index)));
+      return used.position;
+    } catch (error) {
+      if (!(error instanceof DomainError && error.kind === 'not_found')) throw error;
+      await this.abandon(context, vm_id, index, `image ${image_id} not found`);
+      throw error;
+    }
+  }
+
+  /** A VM that can never boot (its commit or image went meanwhile): ended now, its share given back. */
+  private async abandon(context: RequestContext, vm_id: string, index: number, reason: string): Promise<void> {
+    const { principal, command } = context;
+    await this.quotas.releaseVm(principal.org_id, vm_id, stepContext(command, 'release-unusable', String(index)));
+    const failed = await this.aggregates.handle(Vm, vm_id, { type: 'RecordVmBootFailed', reason, now: new Date().toISOString() }, stepContext(command, 'unusable', String(index)));
+    await this.projection.waitFor(failed.position);
   }
 
   /**
@@ -127,14 +156,7 @@ export class VmFactory {
       if (!(error instanceof DomainError && error.kind === 'not_found')) throw error;
       // Deleted (or made private) since it was looked up: the worker cannot claim it either, so
       // no machine will ever exist; end the VM now rather than leave it booting, its share given back.
-      await this.quotas.releaseVm(principal.org_id, vm_id, stepContext(command, 'release-unusable', String(index)));
-      const failed = await this.aggregates.handle(
-        Vm,
-        vm_id,
-        { type: 'RecordVmBootFailed', reason: `commit ${commit_id} not found`, now: new Date().toISOString() },
-        stepContext(command, 'unusable', String(index)),
-      );
-      await this.projection.waitFor(failed.position);
+      await this.abandon(context, vm_id, index, `commit ${commit_id} not found`);
       throw error;
     }
   }

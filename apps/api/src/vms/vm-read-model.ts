@@ -64,7 +64,8 @@ export class VmReadModel {
         const current = await this.get(org_id, vm_id);
         return current.state === 'booting' ? undefined : current;
       },
-      { timeoutMs: this.config.waitTimeoutMs, intervalMs: 10 },
+      // A commit of the projector in this process may have recorded the boot: look again at once.
+      { timeoutMs: this.config.waitTimeoutMs, intervalMs: 10, wake: (listener) => this.readModels.onCommitted(() => listener()) },
     );
   }
 }

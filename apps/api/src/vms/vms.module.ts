@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { CommitsModule } from '../commits/commits.module';
 import { DomainsModule } from '../domains/domains.module';
+import { ImagesModule } from '../images/images.module';
+import { BaseImages } from './base-images';
 import { BranchController } from './branch.controller';
 import { BranchVmsHandler } from './commands/branch-vms.handler';
 import { ChangeVmStateHandler } from './commands/change-vm-state.handler';
@@ -22,9 +24,10 @@ import { VmsController } from './vms.controller';
 
 /** VMs: create (new_root, from_commit, branch), list, status, metadata, labels, state, disk, commit, delete. */
 @Module({
-  imports: [CommitsModule, DomainsModule],
+  imports: [CommitsModule, DomainsModule, ImagesModule],
   controllers: [VmsController, BranchController, VmController],
   providers: [
+    BaseImages,
     VmReadModel,
     VmFactory,
     VmCommitter,
@@ -42,6 +45,6 @@ import { VmsController } from './vms.controller';
     GetVmStatusHandler,
     GetVmMetadataHandler,
   ],
-  exports: [VmReadModel, DataDiskGuard],
+  exports: [VmReadModel, DataDiskGuard, VmFactory],
 })
 export class VmsModule {}

@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { httpRefusal } from '../http/http-head';
+import { sshRefusal } from '../ssh/ssh-refusal';
 import type { EdgeName } from '../routing/edge-names';
 import type { OpenConnections } from '../routing/open-connections';
 import type { RouteTable } from '../routing/route-table';
@@ -15,8 +16,12 @@ export interface EdgeRouting {
   log: Log;
 }
 
-/** How the client hears that its connection goes nowhere: an HTTP answer when it spoke HTTP, else the connection ends. */
-export type Refusal = 'http' | 'close';
+/**
+ * How the client hears that its connection goes nowhere: an HTTP answer when it spoke HTTP, an
+ * SSH disconnect with the reason on the SSH port (see sshRefusal), else (TLS passed through to a
+ * custom domain's VM, which only the VM can answer) the connection ends.
+ */
+export type Refusal = 'http' | 'ssh' | 'close';
 
 /**
  * Sends one connection on to `port` of the VM `name` routes to: the route (refused with its reason
@@ -43,9 +48,17 @@ export async function routeConnection(client: Duplex, name: EdgeName, port: numb
   splice(client, upstream, firstBytes);
 }
 
+/** Refuses the connection with its reason, in the client's protocol, and logs it (at info: a user was turned away). */
 export function refuse(client: Duplex, refusal: Refusal, status: number, reason: string, routing: Pick<EdgeRouting, 'log'>): void {
-  routing.log.debug(`edge: refused a connection (${status}): ${reason}`);
-  if (refusal !== 'http' || client.destroyed) return void client.destroy();
-  client.end(httpRefusal(status, reason));
+  routing.log.info(`edge: refused ${refusal === 'close' ? 'a' : `an ${refusal.toUpperCase()}`} connection (${status}): ${reason}`);
+  if (refusal === 'close' || client.destroyed) return void client.destroy();
   setTimeout(() => client.destroy(), 2000).unref(); // the answer's bytes have gone by then, whatever the client does
+  if (refusal === 'http') return void client.end(httpRefusal(status, reason));
+  // An SSH client writes its key exchange after reading the edge's version line: a connection
+  // ended at once may be gone by then (a broken pipe the client reports instead of the reason). So
+  // the edge leaves the ending to the client, which goes once it has read the disconnect, and drops
+  // whatever it sends meanwhile.
+  client.write(sshRefusal(reason));
+  client.on('data', () => undefined);
+  client.once('end', () => client.end());
 }

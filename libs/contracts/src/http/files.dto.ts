@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBase64, IsBoolean, IsDefined, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { IsStrictBase64 } from './is-base64.validator';
 
 /** Default permission bits of a written file: 0o644. */
 export const DEFAULT_FILE_MODE = 0o644;
@@ -26,7 +27,7 @@ export class VmWriteFileRequestDto {
   path!: string;
 
   @ApiProperty({ format: 'byte', description: "The file's content, base64 (at most 8 MiB decoded; more is answered with 413)" })
-  @IsDefined({ message: 'missing field `content_b64`' }) @IsString() @IsBase64({}, { message: 'content_b64 must be valid base64' })
+  @IsDefined({ message: 'missing field `content_b64`' }) @IsString() @IsStrictBase64({ message: 'content_b64 must be valid base64' })
   content_b64!: string;
 
   @ApiPropertyOptional({ type: 'integer', description: 'Permission bits as a JSON integer (default 420 = 0o644)', minimum: 0, maximum: 0o7777, nullable: true })

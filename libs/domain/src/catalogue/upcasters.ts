@@ -25,6 +25,8 @@ export const UPCASTERS: Readonly<Record<string, Readonly<Record<number, Upcaster
     1: (data) => ({ ...data, ssh_key_generation: data.ssh_public_key ? 1 : null }),
     // through_public_repository joined as an optional field: absent, as before, means false.
     2: (data) => data,
+    // image_id joined as an optional field: absent, as before, means the driver's built-in image.
+    3: (data) => data,
   },
   ForkRequested: { 1: (data) => ({ ...data, vm_ssh_key_generation: 1 }) },
   // 'rekey' joined the operations; nothing of an older event changes.

@@ -1,4 +1,6 @@
 import { deciderSpec } from '../testing/decider-spec';
+import { UUID_PATTERN } from '../shared/deterministic-id';
+import { orgCommitId } from './commit-id-key';
 import { commitIdDecider } from './commit-id.decider';
 import type { CommitIdEvent } from './commit-id.events';
 
@@ -23,5 +25,14 @@ describe('a refused commit gives its reserved id back', () => {
     spec.given([reservedBy(vmA)]).when({ type: 'ReleaseCommitId', commit_id, vm_id: vmA }).then([{ type: 'CommitIdReleased', data: { commit_id, vm_id: vmA } }]);
     spec.given([reservedBy(vmA)]).when({ type: 'ReleaseCommitId', commit_id, vm_id: vmB }).then([]);
     spec.given([reservedBy(vmA), { type: 'CommitIdReleased', data: { commit_id, vm_id: vmA } }]).when({ type: 'ReserveCommitId', commit_id, vm_id: vmB }).then([reservedBy(vmB)]);
+  });
+});
+
+describe('chosen ids are scoped by org', () => {
+  it('derives one id in the log per org and chosen id, whatever its case', () => {
+    expect(orgCommitId('org-a', commit_id)).toBe(orgCommitId('org-a', commit_id.toUpperCase()));
+    expect(orgCommitId('org-a', commit_id)).not.toBe(orgCommitId('org-b', commit_id));
+    expect(orgCommitId('org-a', commit_id)).not.toBe(commit_id);
+    expect(orgCommitId('org-a', commit_id)).toMatch(UUID_PATTERN);
   });
 });

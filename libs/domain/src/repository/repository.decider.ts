@@ -30,8 +30,16 @@ function requireRepository(state: RepositoryState): string {
   return state.repo_id;
 }
 
+/**
+ * The repository's tag of that name, if it has one. Names are the client's, so only the map's own
+ * entries count: `__proto__` or `constructor` would otherwise find Object.prototype's.
+ */
+export function repositoryTag(state: Pick<RepositoryState, 'tags'>, tag_name: string): RepoTag | undefined {
+  return Object.hasOwn(state.tags, tag_name) ? state.tags[tag_name] : undefined;
+}
+
 function requireTag(state: RepositoryState, tag_name: string): RepoTag {
-  const tag = state.tags[tag_name];
+  const tag = repositoryTag(state, tag_name);
   if (!tag) throw notFound('tag');
   return tag;
 }
@@ -64,7 +72,7 @@ function decide(command: RepositoryCommand, state: RepositoryState): RepositoryE
       const repo_id = requireRepository(state);
       const { tag_id, tag_name, commit_id, description, now } = command;
       requireName('tag_name', tag_name);
-      if (state.tags[tag_name]) throw conflict(`tag '${tag_name}' already exists in repository '${state.name}'`);
+      if (repositoryTag(state, tag_name)) throw conflict(`tag '${tag_name}' already exists in repository '${state.name}'`);
       return [{ type: 'RepoTagCreated', data: { repo_id, tag_id, tag_name, commit_id, description, created_at: now } }];
     }
     case 'UpdateRepoTag': {
@@ -104,11 +112,11 @@ function evolve(state: RepositoryState, event: RepositoryEvent): RepositoryState
       return { ...state, tags: { ...state.tags, [tag_name]: { tag_id, commit_id, description, created_at, updated_at: created_at } } };
     }
     case 'RepoTagMoved': {
-      const tag = state.tags[event.data.tag_name];
+      const tag = repositoryTag(state, event.data.tag_name)!;
       return { ...state, tags: { ...state.tags, [event.data.tag_name]: { ...tag, commit_id: event.data.commit_id, updated_at: event.data.moved_at } } };
     }
     case 'RepoTagDescribed': {
-      const tag = state.tags[event.data.tag_name];
+      const tag = repositoryTag(state, event.data.tag_name)!;
       return { ...state, tags: { ...state.tags, [event.data.tag_name]: { ...tag, description: event.data.description, updated_at: event.data.changed_at } } };
     }
     case 'RepoTagDeleted': {

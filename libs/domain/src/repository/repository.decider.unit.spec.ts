@@ -34,6 +34,18 @@ describe('repository decider', () => {
     spec.given([created]).when({ ...createTag, tag_name: 'bad tag' }).thenThrows('invalid', /tag_name may hold only/);
   });
 
+  it("knows only the tags it has: names like Object.prototype's members are names like any other", () => {
+    for (const tag_name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      spec.given([created]).when({ type: 'UpdateRepoTag', tag_name, commit_id: commitB, description: 'x', now }).thenThrows('not_found', 'tag not found');
+      spec.given([created]).when({ type: 'DeleteRepoTag', tag_name, now }).thenThrows('not_found', 'tag not found');
+      const named: RepositoryEvent = { type: 'RepoTagCreated', data: { ...(tagged.data as object), tag_name } as never };
+      spec.given([created]).when({ ...createTag, tag_name }).then([named]);
+      spec.given([created, named]).when({ type: 'UpdateRepoTag', tag_name, commit_id: commitB, description: undefined, now }).then([
+        { type: 'RepoTagMoved', data: { repo_id, tag_id, tag_name, commit_id: commitB, previous_commit_id: commitA, moved_at: now } },
+      ]);
+    }
+  });
+
   it('moves and describes a tag; an update with nothing in it is refused', () => {
     spec
       .given([created, tagged])

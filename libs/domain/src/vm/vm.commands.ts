@@ -3,7 +3,7 @@ import type { Labels } from './vm-config';
 import type { VmCreationRequested, VmOperation } from './vm.events';
 
 /** Fields a creation may leave out: the lineage of a VM from a base image, a VM without a key. */
-type Optional = 'parent_commit_id' | 'grandparent_vm_id' | 'ssh_public_key' | 'ssh_key_generation' | 'through_public_repository';
+type Optional = 'parent_commit_id' | 'grandparent_vm_id' | 'ssh_public_key' | 'ssh_key_generation' | 'through_public_repository' | 'image_id';
 
 /** Commands from the API (a user's intent). */
 export type RequestVmCreation = DomainCommand<

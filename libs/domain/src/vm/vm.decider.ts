@@ -34,6 +34,8 @@ export interface VmState {
   grandparent_vm_id: string | null;
   /** The commit was reached through another org's public repository (see VmCreationRequested). */
   through_public_repository: boolean;
+  /** The custom base image a root VM boots (null: the driver's built-in one, or a commit's). */
+  image_id: string | null;
   ssh_public_key: string | null;
   /** The SSH key generation the VM's key pair derives from (null: no key). */
   ssh_key_generation: number | null;
@@ -52,6 +54,7 @@ const initialState = (): VmState => ({
   parent_commit_id: null,
   grandparent_vm_id: null,
   through_public_repository: false,
+  image_id: null,
   ssh_public_key: null,
   ssh_key_generation: null,
   pending: null,
@@ -84,6 +87,7 @@ function decide(command: VmCommand, state: VmState): VmEvent[] {
         parent_commit_id: command.parent_commit_id ?? null,
         grandparent_vm_id: command.grandparent_vm_id ?? null,
         ...(command.through_public_repository ? { through_public_repository: true as const } : {}),
+        ...(command.image_id ? { image_id: command.image_id } : {}),
       };
       const key = { ssh_public_key: command.ssh_public_key ?? null, ssh_key_generation: command.ssh_public_key ? (command.ssh_key_generation ?? null) : null };
       if (key.ssh_public_key && key.ssh_key_generation === null) throw invalid('an SSH public key needs the generation it derives from');
@@ -191,6 +195,7 @@ function evolve(state: VmState, event: VmEvent): VmState {
         parent_commit_id: d.parent_commit_id ?? null,
         grandparent_vm_id: d.grandparent_vm_id ?? null,
         through_public_repository: d.through_public_repository === true,
+        image_id: d.image_id ?? null,
         ssh_public_key: d.ssh_public_key ?? null,
         ssh_key_generation: d.ssh_key_generation ?? null,
       };

@@ -30,6 +30,11 @@ export type VmCreationRequested = DomainEvent<
      * may use it though the commit itself is private (whoever claims the use, API or worker).
      */
     through_public_repository?: true;
+    /**
+     * Present when the VM boots a custom base image (new_root named one of `POST /images`): the
+     * image's id, which the driver boots instead of its built-in image (absent: the built-in one).
+     */
+    image_id?: string;
     /** OpenSSH public key authorized in the VM: the public half of the VM's own key pair. */
     ssh_public_key: string | null;
     /** The SSH key generation (server secret) the key pair derives from; null without a key. */

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import {
   ANY,
   AllStreamResolvedEvent,
@@ -45,6 +46,8 @@ const MAX_ALL_PAGE = 500;
 export class EventStoreDbEventStore implements EventStore {
   private readonly client: EventStoreDBClient;
   private readonly subscriptions = new Set<EventStoreDbAllSubscription>();
+  /** Emits 'stream' (its id) after each append through this object (onAppended). */
+  private readonly appended = new EventEmitter().setMaxListeners(0);
 
   constructor(connectionString: string) {
     this.client = EventStoreDBClient.connectionString(connectionString);
@@ -60,6 +63,7 @@ export class EventStoreDbEventStore implements EventStore {
       const next_expected_revision = Number(result.nextExpectedRevision);
       // Servers before 21.x answer an idempotent retry without a position: look it up.
       const position = result.position ? Number(result.position.commit) : await this.positionOf(stream_id, next_expected_revision);
+      this.appended.emit('stream', stream_id);
       return { next_expected_revision, position };
     } catch (error) {
       if (error instanceof EsdbWrongExpectedVersionError) {
@@ -126,6 +130,11 @@ export class EventStoreDbEventStore implements EventStore {
     const subscription = new EventStoreDbAllSubscription(source, after, () => this.subscriptions.delete(subscription));
     this.subscriptions.add(subscription);
     return subscription;
+  }
+
+  onAppended(listener: (stream_id: string) => void): () => void {
+    this.appended.on('stream', listener);
+    return () => this.appended.off('stream', listener);
   }
 
   async close(): Promise<void> {

@@ -22,7 +22,7 @@ import { actualOf, classifyRetry, retryStart, satisfies } from '../expected-revi
 export class InMemoryEventStore implements EventStore {
   private readonly log: RecordedEvent[] = [];
   private readonly streams = new Map<string, RecordedEvent[]>();
-  /** Emits 'appended' (and 'closed') so live subscriptions wake without polling. */
+  /** Emits 'appended' (and 'closed') so live subscriptions wake without polling, and 'stream' (its id) for onAppended. */
   private readonly signals = new EventEmitter().setMaxListeners(0);
   private closed = false;
 
@@ -32,7 +32,10 @@ export class InMemoryEventStore implements EventStore {
     const current = stream.length - 1;
     const replay = this.idempotentReplay(stream, events, expected);
     if (replay === 'conflict') throw new WrongExpectedVersionError(stream_id, expected, actualOf(current));
-    if (replay) return { next_expected_revision: replay.revision, position: replay.position };
+    if (replay) {
+      this.signals.emit('stream', stream_id);
+      return { next_expected_revision: replay.revision, position: replay.position };
+    }
     if (!satisfies(expected, current)) throw new WrongExpectedVersionError(stream_id, expected, actualOf(current));
 
     const created_at = new Date().toISOString();
@@ -49,6 +52,7 @@ export class InMemoryEventStore implements EventStore {
     this.streams.set(stream_id, [...stream, ...recorded]);
     this.log.push(...recorded);
     this.signals.emit('appended');
+    this.signals.emit('stream', stream_id);
     const last = recorded[recorded.length - 1];
     return { next_expected_revision: last.revision, position: last.position };
   }
@@ -83,6 +87,11 @@ export class InMemoryEventStore implements EventStore {
 
   subscribeToAll(options: SubscribeToAllOptions = {}): AllSubscription {
     return new InMemoryAllSubscription(this.log, this.signals, options.after_position ?? -1, () => this.closed);
+  }
+
+  onAppended(listener: (stream_id: string) => void): () => void {
+    this.signals.on('stream', listener);
+    return () => this.signals.off('stream', listener);
   }
 
   async close(): Promise<void> {

@@ -84,7 +84,7 @@ interface EventRow {
 export class SqliteEventStore implements EventStore {
   private readonly statements: ReturnType<typeof prepareStatements>;
   private readonly appendUnit: Database.Transaction<(stream_id: string, events: NewEvent[], expected: ExpectedRevision) => AppendResult>;
-  /** Emits 'appended' after each append through this instance, to wake its subscriptions. */
+  /** Emits 'appended' after each group commit through this instance (to wake its subscriptions), then 'stream' for each append in it. */
   private readonly signals = new EventEmitter().setMaxListeners(0);
   private readonly subscriptions = new Set<SqliteAllSubscription>();
   private readonly pollIntervalMs: number;
@@ -146,6 +146,9 @@ export class SqliteEventStore implements EventStore {
         else append.resolve(outcome);
       });
       this.signals.emit('appended');
+      group.forEach((append, index) => {
+        if (!('refused' in (outcomes[index] as object))) this.signals.emit('stream', append.stream_id);
+      });
     }
   }
 
@@ -187,6 +190,11 @@ export class SqliteEventStore implements EventStore {
     });
     this.subscriptions.add(subscription);
     return subscription;
+  }
+
+  onAppended(listener: (stream_id: string) => void): () => void {
+    this.signals.on('stream', listener);
+    return () => this.signals.off('stream', listener);
   }
 
   async close(): Promise<void> {

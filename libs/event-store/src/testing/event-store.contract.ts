@@ -541,6 +541,27 @@ export function describeEventStoreContract(adapterName: string, open: () => Prom
         expect(next.done).toBe(true);
       });
     });
+
+    describe('onAppended', () => {
+      it('names each stream once its append succeeded, the events already readable; a refused append names nothing', async () => {
+        const stream = newStreamId();
+        const seen: { stream: string; readable: number }[] = [];
+        const reads: Promise<void>[] = [];
+        const stop = store.onAppended((appended) => {
+          reads.push(store.readStream(appended).then((events) => void seen.push({ stream: appended, readable: events.length })));
+        });
+        await appendNew(stream, 2, 'no_stream');
+        await appendError(stream, newEvents(1), 'no_stream');
+        await appendNew(stream, 1, 1);
+        stop();
+        await appendNew(stream, 1, 2);
+        await Promise.all(reads);
+        expect(seen.filter((entry) => entry.stream === stream)).toEqual([
+          { stream, readable: 2 },
+          { stream, readable: 3 },
+        ]);
+      });
+    });
   });
 }
 

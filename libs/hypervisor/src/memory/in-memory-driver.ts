@@ -6,6 +6,9 @@ import type {
   ExecResult,
   ExecSpec,
   HypervisorDriver,
+  ImageBuildProgress,
+  ImageBuildSpec,
+  ImageInfo,
   MachineAddresses,
   MachineInfo,
   MachineSpec,
@@ -15,32 +18,46 @@ import type {
   SnapshotMachineSpec,
   WriteFileOptions,
 } from '../hypervisor-driver.port';
-import { GuestFileError, MachineNotFoundError, MachineStateError, SnapshotNotFoundError } from '../hypervisor-driver.port';
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GuestFileError, ImageInUseError, ImageNotFoundError, MachineNotFoundError, MachineStateError, SnapshotNotFoundError } from '../hypervisor-driver.port';
 import { formatEnvironmentFile } from '../guest-environment';
+import { isSafeId } from '../host/safe-id';
 import { sleep } from '../host/sleep';
+import { treeSize } from '../host/tree-size';
+import { imageSizeMib } from '../images/image-size';
 
 interface MemoryMachine {
   state: MachineState;
   files: Map<string, Buffer>;
   shape: Pick<MachineSpec, 'vcpu_count' | 'mem_size_mib' | 'fs_size_mib'>;
   snapshot_id: string | null;
+  /** The built image it booted (its snapshots' machines hold it too). */
+  image_id: string | null;
   addresses: MachineAddresses;
 }
 
-type Operation = 'create' | 'destroy' | 'pause' | 'resume' | 'commit' | 'start' | 'exec' | 'resize';
+type Operation = 'create' | 'destroy' | 'pause' | 'resume' | 'commit' | 'start' | 'exec' | 'resize' | 'build';
+
+/** What the memory driver keeps of a root filesystem: its small regular files, by absolute path. */
+const IMAGE_FILE_MAX_BYTES = 64 * 1024;
+const IMAGE_FILES_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * Machines that exist only in memory (files included), with every call recorded: for the
  * worker's reconcile tests, which assert the exact driver calls a sequence of events causes, and
  * for benchmarks of the control plane alone. Never selected by HYPERVISOR=auto. `failNext` makes
  * a coming call of an operation throw; `slowDown` makes an operation take longer. exec runs nothing: it echoes argv to stdout, exit code 0.
+ * Images are measured (their size follows imageSizeMib, as on the real drivers) but not kept: a
+ * machine of one starts with no files of it.
  */
 export class InMemoryDriver implements HypervisorDriver {
   readonly name = 'memory';
   readonly capabilities: DriverCapabilities = { memory_snapshots: false };
   readonly calls: string[] = [];
   private readonly machines = new Map<string, MemoryMachine>();
-  private readonly snapshots = new Map<string, SnapshotInfo & { files: Map<string, Buffer> }>();
+  private readonly snapshots = new Map<string, SnapshotInfo & { files: Map<string, Buffer>; image_id: string | null }>();
+  private readonly images = new Map<string, ImageInfo & { files: Map<string, Buffer> }>();
   private readonly failures = new Map<Operation, { reason: string; skip: number }>();
   private readonly delays = new Map<Operation, number>();
   /** Machines so far: each gets the next addresses (never reused, as a real host hands them out). */
@@ -58,7 +75,7 @@ export class InMemoryDriver implements HypervisorDriver {
 
   /** Puts a machine on the "host" without a call, as if created before a crash. */
   adopt(vm_id: string, state: MachineState = 'running'): void {
-    this.machines.set(vm_id, { state, files: new Map(), shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 }, snapshot_id: null, addresses: this.nextAddresses() });
+    this.machines.set(vm_id, { state, files: new Map(), shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 }, snapshot_id: null, image_id: null, addresses: this.nextAddresses() });
   }
 
   /** Removes a machine without a call, as if the host lost it. */
@@ -75,9 +92,14 @@ export class InMemoryDriver implements HypervisorDriver {
   async create(spec: MachineSpec): Promise<MachineInfo> {
     await this.enter('create', spec.vm_id);
     if (this.machines.has(spec.vm_id)) throw new Error(`machine ${spec.vm_id} exists`);
-    const { vcpu_count, mem_size_mib, fs_size_mib } = spec;
+    const image = spec.image_id ? this.images.get(spec.image_id) : null;
+    if (spec.image_id && !image) throw new ImageNotFoundError(spec.image_id);
+    const { vcpu_count, mem_size_mib } = spec;
+    const fs_size_mib = Math.max(spec.fs_size_mib, image?.size_mib ?? 0);
     const addresses = this.nextAddresses();
-    this.machines.set(spec.vm_id, { state: 'running', files: environmentFiles(spec.env), shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id: null, addresses });
+    const files = new Map(image?.files ?? []);
+    environmentFiles(spec.env).forEach((content, path) => files.set(path, content));
+    this.machines.set(spec.vm_id, { state: 'running', files, shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id: null, image_id: spec.image_id ?? null, addresses });
     return { vm_id: spec.vm_id, state: 'running', addresses };
   }
 
@@ -141,7 +163,7 @@ export class InMemoryDriver implements HypervisorDriver {
     if (this.snapshots.has(snapshot_id)) throw new Error(`snapshot ${snapshot_id} exists`);
     const size_bytes = [...machine.files.values()].reduce((sum, content) => sum + content.length, 0);
     const info: SnapshotInfo = { snapshot_id, source_vm_id: vm_id, includes_memory: false, ...machine.shape, created_at: new Date().toISOString(), size_bytes };
-    this.snapshots.set(snapshot_id, { ...info, files: new Map(machine.files) });
+    this.snapshots.set(snapshot_id, { ...info, files: new Map(machine.files), image_id: machine.image_id });
     if (options.keep_paused) machine.state = 'paused';
     return info;
   }
@@ -155,7 +177,7 @@ export class InMemoryDriver implements HypervisorDriver {
     environmentFiles(spec.env).forEach((content, path) => files.set(path, content));
     const { vcpu_count, mem_size_mib, fs_size_mib } = snapshot;
     const addresses = this.nextAddresses();
-    this.machines.set(spec.vm_id, { state: 'running', files, shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id, addresses });
+    this.machines.set(spec.vm_id, { state: 'running', files, shape: { vcpu_count, mem_size_mib, fs_size_mib }, snapshot_id, image_id: snapshot.image_id, addresses });
     return { vm_id: spec.vm_id, state: 'running', addresses };
   }
 
@@ -169,7 +191,7 @@ export class InMemoryDriver implements HypervisorDriver {
   async getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null> {
     const snapshot = this.snapshots.get(snapshot_id);
     if (!snapshot) return null;
-    const { files: _files, ...info } = snapshot;
+    const { files: _files, image_id: _image, ...info } = snapshot;
     return info;
   }
 
@@ -180,6 +202,40 @@ export class InMemoryDriver implements HypervisorDriver {
   async deleteSnapshot(snapshot_id: string): Promise<void> {
     if ([...this.machines.values()].some((m) => m.snapshot_id === snapshot_id)) throw new Error(`snapshot ${snapshot_id} is still used by a machine`);
     this.snapshots.delete(snapshot_id);
+  }
+
+  /**
+   * Keeps the root filesystem's small regular files (so a machine of the image shows them to
+   * readFile); its size is what they take plus the extra space. A built image is returned as is.
+   */
+  async buildImage(spec: ImageBuildSpec, onProgress?: ImageBuildProgress): Promise<ImageInfo> {
+    await this.enter('build', spec.image_id);
+    if (!isSafeId(spec.image_id)) throw new Error(`invalid image id ${JSON.stringify(spec.image_id)}`);
+    const built = this.images.get(spec.image_id);
+    if (built) return imageInfoOf(built);
+    onProgress?.('configuring');
+    const files = new Map<string, Buffer>();
+    await collectFiles(spec.rootfs_dir, '', files);
+    // Sized as the real drivers size it (what the tree takes on disk, du's count).
+    const { bytes } = await treeSize(spec.rootfs_dir);
+    onProgress?.('creating_disk');
+    const image = { image_id: spec.image_id, size_mib: imageSizeMib(bytes, spec.extra_size_mib), created_at: new Date().toISOString(), files };
+    this.images.set(spec.image_id, image);
+    return imageInfoOf(image);
+  }
+
+  async getImage(image_id: string): Promise<ImageInfo | null> {
+    const image = this.images.get(image_id);
+    return image ? imageInfoOf(image) : null;
+  }
+
+  async deleteImage(image_id: string): Promise<void> {
+    const users = [
+      ...[...this.machines].filter(([, machine]) => machine.image_id === image_id).map(([vm_id]) => vm_id),
+      ...[...this.snapshots.values()].filter((snapshot) => snapshot.image_id === image_id).map((snapshot) => snapshot.snapshot_id),
+    ];
+    if (users.length > 0) throw new ImageInUseError(image_id, users);
+    this.images.delete(image_id);
   }
 
   /** Every operation starts here: the call is recorded, then fails or is slowed if the test said so. */
@@ -206,6 +262,29 @@ export class InMemoryDriver implements HypervisorDriver {
     if (machine.state !== 'running') throw new MachineStateError(vm_id, `machine ${vm_id} is ${machine.state}`);
     return machine;
   }
+}
+
+function imageInfoOf({ image_id, size_mib, created_at }: ImageInfo): ImageInfo {
+  return { image_id, size_mib, created_at };
+}
+
+/** Reads the root's small regular files into `files` (by guest path); returns the bytes of every regular file. */
+async function collectFiles(root: string, relative: string, files: Map<string, Buffer>): Promise<number> {
+  let bytes = 0;
+  let kept = [...files.values()].reduce((sum, content) => sum + content.length, 0);
+  for (const name of await readdir(join(root, relative))) {
+    const path = `${relative}/${name}`;
+    const stats = await lstat(join(root, path));
+    if (stats.isDirectory()) bytes += await collectFiles(root, path, files);
+    else if (stats.isFile()) {
+      bytes += stats.size;
+      if (stats.size <= IMAGE_FILE_MAX_BYTES && kept + stats.size <= IMAGE_FILES_MAX_BYTES) {
+        files.set(path, await readFile(join(root, path)));
+        kept += stats.size;
+      }
+    }
+  }
+  return bytes;
 }
 
 function environmentFiles(env: Record<string, string>): Map<string, Buffer> {

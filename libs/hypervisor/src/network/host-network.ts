@@ -380,13 +380,9 @@ export class HostNetwork {
    */
   private async release(leases: NetworkLease[], held: NetworkLease[]): Promise<void> {
     if (leases.length === 0) return;
-    const ports = leases.filter((lease) => existsSync(`/sys/class/net/${lease.ifname}`)).map((lease) => `link delete ${lease.ifname}`);
     // The host's neighbour entries for the machines sit on the bridge, not the ports: they would outlive them.
     const neighbours = leases.flatMap((lease) => [lease.ipv4, lease.ipv6, lease.link_local].map((address) => `neigh flush to ${address} dev ${this.plan.bridge}`));
-    // -force: every line is tried; a port a pair's other end took along, or no bridge (no entries), is no error here.
-    await runCommandWithInput('ip', ['-force', '-batch', '-'], `${[...ports, ...neighbours].join('\n')}\n`).catch(() => undefined);
-    const left = ports.length ? leases.filter((lease) => existsSync(`/sys/class/net/${lease.ifname}`)) : [];
-    if (left.length > 0) throw new Error(`could not delete port(s) ${left.map((lease) => lease.ifname).join(', ')}`);
+    await this.deletePorts(leases.map((lease) => lease.ifname), neighbours);
 
     const deletions = leases.flatMap((lease) => this.rules.elements(lease).map((element) => `delete element ${element}`));
     await this.nft(`${deletions.join('\n')}\n`).catch(async () => {
@@ -410,6 +406,23 @@ export class HostNetwork {
   private async clearAddresses(lease: NetworkLease): Promise<void> {
     this.log(`network: clearing stale rules of ${lease.ipv4} and ${lease.ipv6} before ${lease.vm_id} takes them`);
     for (const element of this.rules.addressElements(lease, await this.groupChains())) await this.nft(`delete element ${element}\n`).catch(() => undefined);
+  }
+
+  /**
+   * Deletes the ports that are there, in one `ip` run with `also` (lines of no consequence if they
+   * fail: no bridge, no entries). A veth goes with its namespace, but the kernel tears it down after
+   * the namespace's last process has gone: it may vanish between the look and the delete, which is
+   * the outcome we want; only a port still there afterwards is a failure.
+   */
+  private async deletePorts(ifnames: string[], also: string[] = []): Promise<void> {
+    const present = (ifname: string) => existsSync(`/sys/class/net/${ifname}`);
+    const deletions = ifnames.filter(present).map((ifname) => `link delete ${ifname}`);
+    const lines = [...deletions, ...also];
+    if (lines.length === 0) return;
+    // -force: every line is tried, whichever failed before it.
+    await runCommandWithInput('ip', ['-force', '-batch', '-'], `${lines.join('\n')}\n`).catch(() => undefined);
+    const left = deletions.length ? ifnames.filter(present) : [];
+    if (left.length > 0) throw new Error(`could not delete port(s) ${left.join(', ')}`);
   }
 
   private async groupChains(): Promise<string[]> {

@@ -110,7 +110,7 @@ export class NetworkLeases {
 
   private read(vmId: string): NetworkLease | null {
     try {
-      return JSON.parse(readFileSync(this.file(vmId), 'utf8')) as NetworkLease;
+      return withGroup(JSON.parse(readFileSync(this.file(vmId), 'utf8')) as NetworkLease);
     } catch {
       return null; // gone meanwhile, or not a lease
     }
@@ -120,4 +120,14 @@ export class NetworkLeases {
     if (!isSafeId(vmId)) throw new Error(`invalid vm id ${JSON.stringify(vmId)}`);
     return join(this.dir, `${vmId}.json`);
   }
+}
+
+/**
+ * The bridge is shared by every installation (and version of Arbor) on the host, so a lease may
+ * have been written without a group (a machine not given to an org yet, in another version's
+ * terms). Such a machine is a group of its own: it reaches no other machine, and a sweep neither
+ * fails on it (a worker that cannot sweep cannot start) nor takes its addresses away.
+ */
+export function withGroup(lease: NetworkLease): NetworkLease {
+  return typeof lease.group === 'string' ? lease : { ...lease, group: `no group: ${lease.vm_id}` };
 }

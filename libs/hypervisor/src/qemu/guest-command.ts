@@ -42,7 +42,7 @@ export async function waitForGuestExit(agent: GuestAgentClient, pid: number, bet
  * Runs a short driver command in the guest (identity, chmod, resize2fs …) and collects its
  * output, which the agent hands back only when the process has exited.
  */
-export async function runInGuest(agent: GuestAgentClient, argv: string[], stdin?: Buffer): Promise<GuestCommandResult> {
+export async function runInGuest(agent: GuestAgentClient, argv: string[], stdin?: Buffer, quickRounds?: number): Promise<GuestCommandResult> {
   const { pid } = await agent.request<{ pid: number }>('guest-exec', {
     path: argv[0],
     arg: argv.slice(1),
@@ -50,7 +50,7 @@ export async function runInGuest(agent: GuestAgentClient, argv: string[], stdin?
     'capture-output': true,
     ...(stdin ? { 'input-data': stdin.toString('base64') } : {}),
   });
-  const status = await waitForGuestExit(agent, pid);
+  const status = await waitForGuestExit(agent, pid, undefined, quickRounds);
   return {
     exit_code: exitCodeOf(status),
     stdout: Buffer.from(status['out-data'] ?? '', 'base64'),
@@ -59,8 +59,8 @@ export async function runInGuest(agent: GuestAgentClient, argv: string[], stdin?
 }
 
 /** runInGuest that fails with the command's stderr unless it exits 0. */
-export async function runInGuestOrFail(agent: GuestAgentClient, argv: string[], stdin?: Buffer): Promise<Buffer> {
-  const result = await runInGuest(agent, argv, stdin);
+export async function runInGuestOrFail(agent: GuestAgentClient, argv: string[], stdin?: Buffer, quickRounds?: number): Promise<Buffer> {
+  const result = await runInGuest(agent, argv, stdin, quickRounds);
   if (result.exit_code !== 0) {
     throw new Error(`guest command ${argv.join(' ')} exited ${result.exit_code}: ${result.stderr.toString().trim()}`);
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ExecChunkHandler, ExecResult, ExecSpec } from '../hypervisor-driver.port';
+import { KIT_PATHS } from '../kit/kit-paths';
 import { OrderedOutputDecoder, orderedExecArgv } from '../ordered-output';
 import type { GuestAgentClient } from './guest-agent-client';
 import { exitCodeOf, GUEST_DEFAULT_ENV, runInGuest, waitForGuestExit } from './guest-command';
@@ -13,40 +14,21 @@ const STOPPED_EXIT_CODE = 137;
 /** How long a stopped command's exit is waited for before the exec ends without it. */
 const STOP_GRACE_MS = 10_000;
 
-/**
- * Kills a process and every descendant (found through /proc, stopped first so none forks away
- * meanwhile): perl-base is in every Debian guest, procps is not.
- */
-const KILL_TREE = String.raw`
-my $root = shift;
-for my $signal ('STOP', 'KILL') {
-  my %children;
-  for my $stat (glob('/proc/[0-9]*/stat')) {
-    open(my $file, '<', $stat) or next;
-    my $line = <$file> // next;
-    push(@{$children{$2}}, $1) if $line =~ /^(\d+) \(.*\) \S+ (\d+) /s;
-  }
-  my @todo = ($root);
-  my @tree;
-  while (@todo) { my $pid = shift(@todo); push(@tree, $pid); push(@todo, @{$children{$pid} // []}) }
-  kill($signal, @tree);
-}
-`;
-
 class GaveUpWaiting extends Error {}
 
 /**
- * Runs argv in the guest with guest-exec, under the ordered-exec program (ordered-output.ts): it
- * sets the environment like a login (GUEST_DEFAULT_ENV, then /etc/environment, then spec.env) and
- * the working directory, and appends stdout and stderr as records, in the order the command
- * wrote them, to one file in the guest's /run (tmpfs). guest-exec returns output only when the
- * process has ended, so for streaming the driver reads what is new in that file between
- * guest-exec-status polls (every 15-100 ms). The program unlinks the file at the end; the
- * driver's open handle keeps it readable. What the program itself prints on stderr (it could not
- * start) comes last, as stderr. A timeout runs the command under `timeout -k 5` (its own process
- * group, so everything the command started is killed too; exit code 124). While the consumer
- * asks to wait (ExecChunkHandler) the file is not read further; once `signal` aborts, nothing
- * more is read, the command's process tree is killed and its exit waited for (a while).
+ * Runs argv in the guest with guest-exec, under the guest kit's ordered-exec helper
+ * (ordered-output.ts): it sets the environment like a login (GUEST_DEFAULT_ENV, then
+ * /etc/environment, then spec.env) and the working directory, and appends stdout and stderr as
+ * records, in the order the command wrote them, to one file in the guest's /run (tmpfs).
+ * guest-exec returns output only when the process has ended, so for streaming the driver reads
+ * what is new in that file between guest-exec-status polls (every 15-100 ms). The helper unlinks
+ * the file at the end; the driver's open handle keeps it readable. What the helper itself prints
+ * on stderr (it could not start) comes last, as stderr. A timeout is the helper's: it kills the
+ * command and everything it started (exit code 124). While the consumer asks to wait
+ * (ExecChunkHandler) the file is not read further; once `signal` aborts, nothing more is read, the
+ * command's process tree is killed (the helper's kill-tree) and its exit waited for (a while).
+ * Nothing of the image is used but the command itself.
  */
 export async function execInGuest(
   agent: GuestAgentClient,
@@ -56,20 +38,17 @@ export async function execInGuest(
   const path = `/run/arbor-exec-${randomUUID()}`;
   const handle = await agent.request<number>('guest-file-open', { path, mode: 'w+' });
   try {
-    const timeout = spec.timeout_secs && spec.timeout_secs > 0 ? ['/usr/bin/timeout', '-k', '5', String(spec.timeout_secs)] : [];
     const [program, ...args] = orderedExecArgv({
       output: path,
       workingDir: spec.working_dir || '/',
       environmentFile: '/etc/environment',
       env: spec.env ?? {},
-      argv: [...timeout, ...spec.argv],
+      argv: spec.argv,
+      timeoutSecs: spec.timeout_secs,
     });
-    // Under TCG a process started at randomised addresses is translated afresh each time: perl
-    // starts in ~100 ms, ~25 ms without (setarch -R). The program gives the command its
-    // randomisation back.
     const { pid } = await agent.request<{ pid: number }>('guest-exec', {
-      path: '/usr/bin/setarch',
-      arg: ['-R', program, ...args],
+      path: program,
+      arg: args,
       env: GUEST_DEFAULT_ENV,
       'capture-output': true,
       ...(spec.stdin !== undefined ? { 'input-data': Buffer.from(spec.stdin, 'utf8').toString('base64') } : {}),
@@ -89,7 +68,7 @@ export async function execInGuest(
       if (!spec.signal?.aborted) return drain();
       if (stopDeadline === null) {
         stopDeadline = Date.now() + STOP_GRACE_MS;
-        await runInGuest(agent, ['/usr/bin/perl', '-e', KILL_TREE, String(pid)]).catch(() => undefined);
+        await runInGuest(agent, [KIT_PATHS.helper, 'kill-tree', String(pid)]).catch(() => undefined);
       }
       if (Date.now() > stopDeadline) throw new GaveUpWaiting();
     };

@@ -1,5 +1,6 @@
 import { GuestFileError, type WriteFileOptions } from '../hypervisor-driver.port';
 import { GuestAgentError, type GuestAgentClient } from './guest-agent-client';
+import { kitShell } from '../kit/kit-paths';
 import { runInGuest } from './guest-command';
 
 const CHUNK = 1 << 20;
@@ -44,8 +45,8 @@ export async function readGuestFile(agent: GuestAgentClient, path: string, maxBy
 }
 
 /**
- * Prepares the target in one guest command (parent directory, not-a-directory check, the file's
- * mode: the agent itself creates files 0666), then writes the content through
+ * Prepares the target in one guest command on the kit's shell (parent directory, not-a-directory
+ * check, the file's mode: the agent itself creates files 0666), then writes the content through
  * guest-file-open/write/close, which truncates but keeps that mode.
  */
 const PREPARE = `path=$1 mode=$2 create_dirs=$3
@@ -64,7 +65,7 @@ export async function writeGuestFile(
   options: WriteFileOptions = {},
 ): Promise<void> {
   const mode = (options.mode ?? 0o644).toString(8);
-  const prepared = await runInGuest(agent, ['/bin/sh', '-c', PREPARE, 'arbor-write', path, mode, options.create_dirs ? '1' : '0']);
+  const prepared = await runInGuest(agent, kitShell(PREPARE, 'arbor-write', path, mode, options.create_dirs ? '1' : '0'));
   if (prepared.exit_code !== 0) {
     const reason = { 20: 'parent_missing', 21: 'not_a_file' }[prepared.exit_code] ?? 'other';
     throw new GuestFileError(path, reason as GuestFileError['reason'], `${path}: ${prepared.stderr.toString().trim()}`);

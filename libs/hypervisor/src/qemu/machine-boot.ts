@@ -3,8 +3,7 @@ import { isAlive } from '../host/process-identity';
 import { applyGuestIdentity } from './guest-identity';
 import type { QemuBaseImage } from './image/qemu-base-image';
 import type { MachineConnections } from './machine-connections';
-import { createOverlay } from './qcow2-chain';
-import { confinementArguments, handToQemu, nameInsideQemu } from './qemu-confinement';
+import { confinementArguments, nameInsideQemu } from './qemu-confinement';
 import { qemuArguments, type MachineNic, type QemuAccel } from './qemu-command-line';
 import type { QemuMachineLayout, QemuMachineRecord } from './qemu-machine-layout';
 import { launchQemu } from './qemu-process';
@@ -31,6 +30,7 @@ export async function launchMachine(
     memMib: machine.mem_size_mib,
     image,
     disk: nameInsideQemu(layout.dir, machine.disk),
+    kitDisk: machine.kit_disk ?? null,
     qmpSocket: layout.qmpSocket,
     agentSocket: layout.agentSocket,
     serialLog: layout.serialLog,
@@ -51,9 +51,10 @@ export interface GuestNetwork {
 }
 
 /**
- * A new machine on an overlay of the base image, booted until its guest agent answers, then given
- * the host's time, its identity and its network. The disk is at least the base file system's
- * size; the guest's init grows the file system to the disk at boot.
+ * A new machine on its first disk layer (an overlay of its image the driver made, of the machine's
+ * disk size), booted with Arbor's kernel, initramfs and the current guest kit until its guest agent
+ * answers, then given the host's time, its identity and its network. The guest kit's init grows
+ * the file system to the disk at boot.
  */
 export async function bootMachine(
   connections: MachineConnections,
@@ -63,10 +64,8 @@ export async function bootMachine(
   accel: QemuAccel,
   network: GuestNetwork,
 ): Promise<QemuMachineRecord> {
-  const fs_size_mib = Math.max(spec.fs_size_mib, image.disk_size_mib);
+  const { fs_size_mib } = spec;
   const disk = layout.layerPath(0);
-  await createOverlay(disk, image.disk, fs_size_mib);
-  await handToQemu(disk);
   const record = await launchMachine(connections, layout, image, {
     vm_id: spec.vm_id,
     vcpu_count: spec.vcpu_count,
@@ -77,6 +76,8 @@ export async function bootMachine(
     accel,
     nic: network.nic,
     network_group: spec.network_group,
+    image_id: spec.image_id ?? null,
+    kit_disk: image.kit_disk,
     disk,
     next_layer: 1,
     depth: 0,

@@ -2,10 +2,9 @@ import { copyFile, link, mkdir, rm } from 'node:fs/promises';
 import type { CommitOptions, SnapshotInfo } from '../hypervisor-driver.port';
 import { allocatedBytes } from '../host/allocated-bytes';
 import { linkOrCopy } from '../host/link-or-copy';
-import type { QemuBaseImage } from './image/qemu-base-image';
 import type { LiveMachine } from './machine-connections';
 import { allowFastMigration, saveMemory } from './memory-migration';
-import { createOverlayOnFuture, flattenOnto } from './qcow2-chain';
+import { createOverlayOnFuture, flattenOnto, type BaseFormat } from './qcow2-chain';
 import { handToQemu, nameInsideQemu, sealLayer } from './qemu-confinement';
 import { DISK_DEVICE } from './qemu-command-line';
 import type { QemuMachineRecord } from './qemu-machine-layout';
@@ -21,9 +20,15 @@ export const MAX_CHAIN_DEPTH = 8;
 
 export interface CaptureContext {
   snapshots: QemuSnapshotStore;
-  /** The base image, onto which a snapshot layer is flattened once its chain is too long. */
-  baseImage: () => Promise<QemuBaseImage>;
+  /** The disk a machine's chain ends in (its image's), onto which a layer is flattened once its chain is too long. */
+  baseDisk: (record: QemuMachineRecord) => Promise<BaseDisk>;
   log: (line: string) => void;
+}
+
+/** The disk at the bottom of a chain: the default image's qcow2 or a built image's raw ext4. */
+export interface BaseDisk {
+  path: string;
+  format: BaseFormat;
 }
 
 /**
@@ -63,7 +68,8 @@ export async function captureMachine(
   const snapshotDisk = snapshots.diskPath(snapshot_id);
   let depth = record.depth + 1;
   if (depth > MAX_CHAIN_DEPTH) {
-    await flattenOnto(frozenLayer, (await context.baseImage()).disk, snapshotDisk);
+    const base = await context.baseDisk(record);
+    await flattenOnto(frozenLayer, base.path, snapshotDisk, base.format);
     depth = 1;
   } else {
     await linkOrCopy(frozenLayer, snapshotDisk);
@@ -80,7 +86,16 @@ export async function captureMachine(
     created_at: new Date().toISOString(),
     size_bytes: await allocatedBytes(snapshots.dir(snapshot_id)),
   };
-  await snapshots.write({ info, accel: record.accel, env: record.env, depth, frozen: wasRunning, nic: Boolean(record.nic) });
+  await snapshots.write({
+    info,
+    accel: record.accel,
+    env: record.env,
+    depth,
+    frozen: wasRunning,
+    nic: Boolean(record.nic),
+    image_id: record.image_id ?? null,
+    kit_disk: record.kit_disk ?? null,
+  });
   const captured = staysPaused ? { snapshot_id, frozen: wasRunning } : undefined;
   await layout.writeRecord({ ...onNewTop, depth, captured });
   log(`qemu: ${record.vm_id} committed to ${snapshot_id} (chain depth ${depth}${staysPaused ? ', left paused' : ''})`);

@@ -15,7 +15,7 @@ import type { QemuSnapshotRecord, QemuSnapshotStore } from './qemu-snapshot-stor
  * `cont`. File systems frozen by the capture are thawed, and the machine gets the host's time, an
  * identity of its own, so machines from one snapshot never share one, and its own network (its
  * NIC on its own tap; the guest, which woke up with the source's MAC and addresses, takes its
- * own). The network is null only for a snapshot of a machine without a NIC.
+ * own). A snapshot of a machine without a NIC is never restored (see QemuDriver.startFromSnapshot).
  */
 export async function restoreMachine(
   connections: MachineConnections,
@@ -25,7 +25,7 @@ export async function restoreMachine(
   snapshot: QemuSnapshotRecord,
   spec: SnapshotMachineSpec,
   /** Still being made (the host's port and rules) while the disk is: QEMU needs both at its start. */
-  networkReady: Promise<GuestNetwork | null>,
+  networkReady: Promise<GuestNetwork>,
 ): Promise<QemuMachineRecord> {
   const { info } = snapshot;
   const disk = layout.layerPath(0);
@@ -40,8 +40,11 @@ export async function restoreMachine(
     env: spec.env,
     identity: spec.identity,
     accel: snapshot.accel,
-    nic: network?.nic ?? null,
+    nic: network.nic,
     network_group: spec.network_group,
+    image_id: snapshot.image_id ?? null,
+    // The very kit disk the source ran with (its pages may be in the restored memory).
+    kit_disk: snapshot.kit_disk ?? null,
     disk,
     next_layer: 1,
     depth: snapshot.depth,
@@ -52,6 +55,6 @@ export async function restoreMachine(
   await qmp.execute('cont');
   const agent = connections.agent(layout);
   if (snapshot.frozen) await agent.request('guest-fsfreeze-thaw');
-  await applyGuestIdentity(agent, spec.identity, spec.env, network?.batch ?? null);
+  await applyGuestIdentity(agent, spec.identity, spec.env, network.batch);
   return record;
 }

@@ -115,7 +115,7 @@ async function probeKvm(image: QemuBaseImage, scratchRoot: string): Promise<Acce
   try {
     await createOverlay(paths.disk, image.disk);
     const args = qemuArguments({
-      name: 'arbor-kvm-probe', accel: 'kvm', vcpus: 1, memMib: 256, image, disk: paths.disk,
+      name: 'arbor-kvm-probe', accel: 'kvm', vcpus: 1, memMib: 256, image, disk: paths.disk, kitDisk: image.kit_disk,
       qmpSocket: paths.qmp, agentSocket: paths.agent, serialLog: join(dir, 'serial.log'),
     });
     qemu = await launchQemu(args, join(dir, 'qemu.log'), paths.qmp);

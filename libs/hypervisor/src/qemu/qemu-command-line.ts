@@ -1,5 +1,5 @@
 import type { QemuBaseImage } from './image/qemu-base-image';
-import { GUEST_AGENT_PORT } from './image/guest-init-scripts';
+import { GUEST_AGENT_PORT } from '../kit/kit-paths';
 
 export type QemuAccel = 'kvm' | 'tcg';
 
@@ -11,6 +11,11 @@ export interface QemuLaunchSpec {
   image: QemuBaseImage;
   /** Top qcow2 of the machine's disk chain (relative to QEMU's working directory, or absolute). */
   disk: string;
+  /**
+   * The guest kit's disk (read-only; the initramfs mounts it at /.arbor). Null only for machines
+   * restored from snapshots taken before the kit: their machine had none, and the shapes must match.
+   */
+  kitDisk: string | null;
   qmpSocket: string;
   agentSocket: string;
   serialLog: string;
@@ -28,6 +33,8 @@ export interface MachineNic {
 
 /** QMP/QEMU name of the machine's disk: commands such as block_resize and snapshots address it. */
 export const DISK_DEVICE = 'disk0';
+/** QMP/QEMU name of the guest kit's disk. */
+const KIT_DEVICE = 'kit0';
 
 /**
  * The QEMU command line. The machine shape (q35, CPU model, devices and their ids) must be the
@@ -57,6 +64,10 @@ export function qemuArguments(spec: QemuLaunchSpec): string[] {
       : ['-nic', 'none']),
     '-drive', `file=${spec.disk},if=none,id=${DISK_DEVICE},format=qcow2,cache=writeback`,
     '-device', `virtio-blk-pci,drive=${DISK_DEVICE},id=vda`,
+    // Opened once at start, read-only, never reopened (no write access to hand over at a migration).
+    ...(spec.kitDisk
+      ? ['-drive', `file=${spec.kitDisk},if=none,id=${KIT_DEVICE},format=raw,readonly=on`, '-device', `virtio-blk-pci,drive=${KIT_DEVICE},id=vdb`]
+      : []),
     '-chardev', `socket,id=qmp,path=${spec.qmpSocket},server=on,wait=off`,
     '-mon', 'chardev=qmp,mode=control',
     '-chardev', `socket,id=agent,path=${spec.agentSocket},server=on,wait=off`,

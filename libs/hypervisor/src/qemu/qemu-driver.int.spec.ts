@@ -1,10 +1,12 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HypervisorDriver, MachineSpec } from '../hypervisor-driver.port';
 import { descendantsOf, waitUntilGone } from '../testing/host-processes';
 import { describeEscapeContract } from '../testing/escape.contract';
+import { describeImageContract } from '../testing/image.contract';
 import { describeHypervisorDriverContract, machineSpec, snapshotMachineSpec } from '../testing/hypervisor-driver.contract';
 import { eventually, existing, stdoutOf } from '../testing/guest-probes';
 import { readQemuBaseImage } from './image/qemu-base-image';
@@ -12,8 +14,9 @@ import { backingFileOf } from './qcow2-chain';
 import { kvmUnavailableReason } from './qemu-accel-probe';
 import { MAX_CHAIN_DEPTH } from './machine-capture';
 import { QEMU_USER } from './qemu-confinement';
-import { QemuDriver } from './qemu-driver';
+import { QemuDriver, SNAPSHOT_WITHOUT_NIC } from './qemu-driver';
 import { QemuMachineLayout } from './qemu-machine-layout';
+import { QemuSnapshotStore } from './qemu-snapshot-store';
 
 /**
  * Real QEMU virtual machines on this host (TCG here: /dev/kvm is kvm_pvm and cannot boot a stock
@@ -31,8 +34,9 @@ const scratchDirs: string[] = [];
 async function newDriver(dirs?: { stateDir: string; snapshotDir: string }) {
   const stateDir = dirs?.stateDir ?? join(await mkdtemp(join(tmpdir(), 'arbor-qemu-data-')), 'machines');
   const snapshotDir = dirs?.snapshotDir ?? (await mkdtemp(join(tmpdir(), 'arbor-qemu-snap-')));
+  const imageDir = join(dirname(stateDir), 'images');
   scratchDirs.push(dirname(stateDir), snapshotDir);
-  const driver = new QemuDriver({ stateDir, snapshotDir, cacheDir, log: (line) => process.stdout.write(`${line}\n`) });
+  const driver = new QemuDriver({ stateDir, snapshotDir, imageDir, cacheDir, log: (line) => process.stdout.write(`${line}\n`) });
   const probe = await driver.probe();
   if (!probe.ok) throw new Error(`QEMU driver unusable on this host (the suite must run here): ${probe.reason}`);
   return { driver, stateDir, snapshotDir };
@@ -67,6 +71,9 @@ async function expectGuestShape(driver: HypervisorDriver, vmId: string, spec: Ma
   expect(memMib).toBeGreaterThanOrEqual(spec.mem_size_mib * 0.75);
 }
 
+/** What the flattening test writes in generation `n`: 1 MiB, different for every generation. */
+const generationContent = (n: number) => Buffer.alloc(1 << 20, `generation ${n} `);
+
 describeEscapeContract(
   'qemu',
   async () => (await newDriver()).driver,
@@ -83,6 +90,8 @@ describeHypervisorDriverContract(
   },
   { footprint: (vmId) => footprint(contractStateDir, vmId), expectShape: expectGuestShape },
 );
+
+describeImageContract('qemu', async () => (await newDriver()).driver, cacheDir);
 
 describe('QemuDriver (qemu only)', () => {
   let driver: QemuDriver;
@@ -152,6 +161,23 @@ describe('QemuDriver (qemu only)', () => {
     await restarted.close();
   }, 120_000);
 
+  it('refuses, saying why and making nothing, to restore a snapshot of a machine from before machines had networks (no NIC)', async () => {
+    // Such a snapshot's record says nothing of a NIC: its machine had none, and its memory restores only into one alike.
+    const snapshot_id = `pre-network-${source.vm_id}`;
+    const store = new QemuSnapshotStore(dirs.snapshotDir);
+    await mkdir(store.dir(snapshot_id), { recursive: true });
+    const info = { snapshot_id, source_vm_id: source.vm_id, includes_memory: true, vcpu_count: 1, mem_size_mib: 256, fs_size_mib: 1024, created_at: new Date().toISOString() };
+    await store.write({ info, accel: 'tcg', env: {}, depth: 1, frozen: true });
+    const child = snapshotMachineSpec();
+
+    await expect(driver.startFromSnapshot(snapshot_id, child)).rejects.toThrow(SNAPSHOT_WITHOUT_NIC(snapshot_id));
+    expect(SNAPSHOT_WITHOUT_NIC(snapshot_id)).toMatch(/no network card, so a VM restored from it would have no address, SSH or edge route/);
+    expect(await driver.status(child.vm_id)).toBeNull();
+    expect(await driver.addresses(child.vm_id)).toBeNull();
+    expect(existsSync(join(dirs.stateDir, child.vm_id))).toBe(false);
+    await rm(store.dir(snapshot_id), { recursive: true, force: true });
+  });
+
   it('keeps a running process, its PID and its memory-only state in a machine started from a memory snapshot', async () => {
     // The count lives in a shell variable and a tmpfs file: only a memory snapshot can carry it.
     const loop = 'i=0; while :; do i=$((i+1)); echo $i > /run/count; sleep 0.05; done';
@@ -178,7 +204,8 @@ describe('QemuDriver (qemu only)', () => {
     const image = await readQemuBaseImage(cacheDir);
     const chain: { id: string; backing: string | null }[] = [];
     for (let generation = 1; generation <= MAX_CHAIN_DEPTH + 1; generation++) {
-      await driver.writeFile(source.vm_id, `/root/generation-${generation}`, Buffer.from(String(generation)));
+      // 1 MiB each: its data fills qcow2 clusters of its own, which only its layer holds.
+      await driver.writeFile(source.vm_id, `/root/generation-${generation}`, generationContent(generation));
       const id = `chain-${generation}-${source.vm_id}`;
       await driver.commit(source.vm_id, id);
       snapshots.push(id);
@@ -196,6 +223,11 @@ describe('QemuDriver (qemu only)', () => {
     machines.push(child.vm_id);
     const expected = chain.map((_, i) => `/root/generation-${i + 1}`);
     expect(await existing(driver, child.vm_id, expected)).toEqual(expected);
+    // From the disk, not the page cache the memory snapshot brought: every layer's data is in the flat one.
+    const sums = await stdoutOf(driver, child.vm_id, { argv: ['sh', '-c', 'sync; echo 3 > /proc/sys/vm/drop_caches && sha256sum "$@"', 'sh', ...expected] });
+    expect(sums.split('\n').filter(Boolean).map((line) => line.split(' ')[0])).toEqual(
+      chain.map((_, i) => createHash('sha256').update(generationContent(i + 1)).digest('hex')),
+    );
   }, 10 * 60_000);
 
   it('keeps snapshots root-only and their layers sealed: QEMU never writes a layer once captured', async () => {

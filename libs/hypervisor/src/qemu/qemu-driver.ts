@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import {
+  ImageInUseError,
+  ImageNotFoundError,
   MachineStateError,
   SnapshotNotFoundError,
   type CommitOptions,
@@ -11,6 +13,9 @@ import {
   type ExecResult,
   type ExecSpec,
   type HypervisorDriver,
+  type ImageBuildProgress,
+  type ImageBuildSpec,
+  type ImageInfo,
   type MachineAddresses,
   type MachineInfo,
   type MachineSpec,
@@ -26,7 +31,13 @@ import { MachineLocks } from '../host/machine-locks';
 import { Slots } from '../host/slots';
 import { missingTools } from '../host/missing-tools';
 import { ensurePrivateDirectory } from '../host/private-directory';
+import { runCommand } from '../host/run-command';
 import { isSafeId } from '../host/safe-id';
+import { imageSizeMib } from '../images/image-size';
+import { ImageStore } from '../images/image-store';
+import { checkRootTree } from '../images/root-tree';
+import { ensureGuestKit } from '../kit/guest-kit';
+import { KIT_PATHS } from '../kit/kit-paths';
 import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
 import type { NetworkLease } from '../network/network-leases';
 import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
@@ -37,12 +48,13 @@ import { execInGuest } from './guest-exec';
 import { readGuestFile, writeGuestFile } from './guest-files';
 import { ensureQemuBaseImage, readQemuBaseImage, type QemuBaseImage } from './image/qemu-base-image';
 import { bootMachine, type GuestNetwork } from './machine-boot';
-import { captureMachine, type CaptureContext } from './machine-capture';
+import { captureMachine, type BaseDisk, type CaptureContext } from './machine-capture';
 import { MachineConnections, type LiveMachine } from './machine-connections';
 import { restoreMachine } from './machine-restore';
 import { AccelDecision } from './qemu-accel-probe';
+import { backingChain, createOverlay } from './qcow2-chain';
 import { DISK_DEVICE, type QemuAccel } from './qemu-command-line';
-import { QEMU_USER } from './qemu-confinement';
+import { handToQemu, QEMU_USER } from './qemu-confinement';
 import { QemuMachineLayout } from './qemu-machine-layout';
 import { QemuSnapshotStore } from './qemu-snapshot-store';
 import type { QmpClient } from './qmp-client';
@@ -54,6 +66,8 @@ export interface QemuDriverOptions {
   cacheDir: string;
   /** Immutable snapshots (disk layer + memory); children's disks point into it. */
   snapshotDir: string;
+  /** Images built on this host (buildImage); default: `<snapshotDir>.images` beside the snapshots. */
+  imageDir?: string;
   /** The host bridge and addresses machines get (default: DEFAULT_NETWORK_SETTINGS). */
   network?: NetworkSettings;
   log?: (line: string) => void;
@@ -81,6 +95,7 @@ export class QemuDriver implements HypervisorDriver {
   private readonly accel: AccelDecision;
   private readonly capture: CaptureContext;
   private readonly network: HostNetwork;
+  private readonly images: ImageStore;
   private probed: DriverProbe | null = null;
 
   constructor(private readonly options: QemuDriverOptions) {
@@ -94,8 +109,9 @@ export class QemuDriver implements HypervisorDriver {
       baseImage: () => this.baseImage(),
       log: this.log,
     });
-    this.capture = { snapshots: this.snapshots, baseImage: () => this.baseImage(), log: this.log };
+    this.capture = { snapshots: this.snapshots, baseDisk: (record) => this.baseDisk(record.image_id ?? null), log: this.log };
     this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, options.stateDir, this.log);
+    this.images = new ImageStore(resolve(options.imageDir ?? `${options.snapshotDir}.images`));
   }
 
   /**
@@ -106,11 +122,11 @@ export class QemuDriver implements HypervisorDriver {
    */
   async probe(): Promise<DriverProbe> {
     if (this.probed) return this.probed;
-    const missing = await missingTools(['qemu-system-x86_64', 'qemu-img', ...NETWORK_TOOLS]);
-    if (missing.length > 0) return { ok: false, reason: `${missing.join(', ')} not installed (apt qemu-system-x86 qemu-utils iproute2 nftables)` };
+    const missing = await missingTools(['qemu-system-x86_64', 'qemu-img', 'mkfs.ext4', ...NETWORK_TOOLS]);
+    if (missing.length > 0) return { ok: false, reason: `${missing.join(', ')} not installed (apt qemu-system-x86 qemu-utils e2fsprogs iproute2 nftables)` };
     const image = await readQemuBaseImage(this.options.cacheDir);
     if (!image) {
-      const builders = await missingTools(['debootstrap', 'apt-get', 'dpkg-deb', 'mkfs.ext4', 'cpio', 'gzip']);
+      const builders = await missingTools(['debootstrap', 'apt-get', 'dpkg-deb', 'cpio', 'gzip', 'gcc', 'patchelf', 'chroot']);
       if (!existsSync('/bin/busybox')) builders.push('busybox (apt busybox-static)');
       if (builders.length > 0) return { ok: false, reason: `no base image cached and cannot build one: missing ${builders.join(', ')}` };
     }
@@ -147,13 +163,13 @@ export class QemuDriver implements HypervisorDriver {
   }
 
   async create(spec: MachineSpec): Promise<MachineInfo> {
-    if (spec.image_name !== 'default') throw new Error(`qemu has no image "${spec.image_name}" (only "default")`);
+    if (!spec.image_id && spec.image_name !== 'default') throw new Error(`qemu has no image "${spec.image_name}" (only "default" or a built image_id)`);
     const image = await this.baseImage();
     const { accel } = await this.accel.get(image);
-    const layout = await this.claimMachine(spec.vm_id);
-    return this.destroyedOnFailure(spec.vm_id, async () => {
+    const { layout, fs_size_mib } = await this.claimOnImage(spec);
+    return this.startOrDestroy(spec.vm_id, async () => {
       const lease = await this.network.attach(spec.vm_id, spec.network_group, 'tap');
-      const record = await bootMachine(this.connections, layout, image, spec, accel, this.guestNetwork(lease));
+      const record = await bootMachine(this.connections, layout, image, { ...spec, fs_size_mib }, accel, this.guestNetwork(lease));
       await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
       this.log(`qemu: machine ${spec.vm_id} running (pid ${record.process.pid}, ${accel}, ${lease.ipv6}, ${lease.ipv4})`);
       return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: addressesOf(lease) };
@@ -163,23 +179,26 @@ export class QemuDriver implements HypervisorDriver {
   async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo> {
     const snapshot = await this.snapshots.read(snapshot_id);
     if (!snapshot) throw new SnapshotNotFoundError(snapshot_id);
+    // Its memory holds a machine without a NIC, and memory restores only into a machine of the
+    // same shape: the machine would have no network at all, where every VM has an address the
+    // edge routes to. Refused before anything is made, saying why.
+    if (!snapshot.nic) throw new Error(SNAPSHOT_WITHOUT_NIC(snapshot_id));
     const image = await this.baseImage();
     const layout = await this.claimMachine(spec.vm_id);
-    return this.destroyedOnFailure(spec.vm_id, async () => {
-      // A snapshot of a machine without a NIC restores only into a machine without one. The port
-      // is made while the disk is (both before QEMU starts).
-      const attached = snapshot.nic ? this.network.attach(spec.vm_id, spec.network_group, 'tap') : Promise.resolve(null);
+    return this.startOrDestroy(spec.vm_id, async () => {
+      // The port is made while the disk is (both before QEMU starts).
+      const attached = this.network.attach(spec.vm_id, spec.network_group, 'tap');
       attached.catch(() => undefined); // awaited below; a failure there is the restore's
-      const networkReady = attached.then((lease) => lease && this.guestNetwork(lease));
+      const networkReady = attached.then((lease) => this.guestNetwork(lease));
       networkReady.catch(() => undefined);
       const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, networkReady).catch(async (error) => {
         await attached.catch(() => undefined); // settled before the clean-up's detach, which must come after it
         throw error;
       });
       const lease = await attached;
-      if (lease) await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
-      this.log(`qemu: machine ${spec.vm_id} restored from ${snapshot_id} (pid ${record.process.pid}${lease ? `, ${lease.ipv6}, ${lease.ipv4}` : ', no NIC'})`);
-      return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: lease && addressesOf(lease) };
+      await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
+      this.log(`qemu: machine ${spec.vm_id} restored from ${snapshot_id} (pid ${record.process.pid}, ${lease.ipv6}, ${lease.ipv4})`);
+      return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: addressesOf(lease) };
     });
   }
 
@@ -305,6 +324,88 @@ export class QemuDriver implements HypervisorDriver {
   }
 
   /**
+   * Claims the machine and makes its first disk layer on its image (the default one, or a built
+   * one, then under the image store's lock, so a deleteImage sees the machine or the machine sees
+   * no image). The disk is at least the image's size.
+   */
+  private async claimOnImage(spec: MachineSpec): Promise<{ layout: QemuMachineLayout; fs_size_mib: number }> {
+    const claim = async (base: BaseDisk, sizeMib: number) => {
+      const layout = await this.claimMachine(spec.vm_id);
+      const fs_size_mib = Math.max(spec.fs_size_mib, sizeMib);
+      await this.destroyedOnFailure(spec.vm_id, async () => {
+        await createOverlay(layout.layerPath(0), base.path, fs_size_mib, base.format);
+        await handToQemu(layout.layerPath(0));
+      });
+      return { layout, fs_size_mib };
+    };
+    const image_id = spec.image_id;
+    if (!image_id) {
+      const image = await this.baseImage();
+      return claim({ path: image.disk, format: 'qcow2' }, image.disk_size_mib);
+    }
+    return this.images.withLock(async () => {
+      const info = await this.images.read(image_id);
+      if (!info) throw new ImageNotFoundError(image_id);
+      return claim(await this.baseDisk(image_id), info.size_mib);
+    });
+  }
+
+  /** The disk a machine's chain ends in: the default image's, or a built image's ext4. */
+  private async baseDisk(image_id: string | null): Promise<BaseDisk> {
+    if (!image_id) return { path: (await this.baseImage()).disk, format: 'qcow2' };
+    return { path: this.images.path(image_id, IMAGE_DISK), format: 'raw' };
+  }
+
+  /**
+   * An image is an ext4 file system made from the root filesystem as it is (mkfs.ext4 -d, which
+   * copies symlinks as symlinks and device nodes as the guest's own), once the kit's helper has
+   * checked it (images/root-tree.ts: no mount inside, no hard link out of it). Raw, read-only and
+   * sparse, it is the bottom of its machines' qcow2 chains as the default image's disk is of
+   * theirs; Arbor's kernel, initramfs and guest kit boot it. Nothing is written into the tree.
+   */
+  async buildImage(spec: ImageBuildSpec, onProgress?: ImageBuildProgress): Promise<ImageInfo> {
+    await this.baseImage(); // the kernel and initramfs its machines boot with, and the kit
+    const kit = await ensureGuestKit(this.options.cacheDir, this.log);
+    return this.images.build(spec.image_id, async (scratch) => {
+      onProgress?.('configuring', 'checking the root filesystem');
+      const { bytes, entries } = await checkRootTree(kit.helper, spec.rootfs_dir);
+      const size_mib = imageSizeMib(bytes, spec.extra_size_mib);
+      onProgress?.('creating_disk', `an ext4 disk of ${size_mib} MiB`);
+      const disk = join(scratch, IMAGE_DISK);
+      // Inodes for every entry twice over, and never fewer than ext4's default ratio would give.
+      const inodes = Math.max(entries * 2 + 8192, Math.ceil((size_mib * 1024) / 16));
+      await runCommand('mkfs.ext4', ['-q', '-F', '-L', 'arbor-root', '-N', String(inodes), '-d', spec.rootfs_dir, disk, `${size_mib}M`]);
+      await chmod(disk, 0o444);
+      this.log(`qemu: image ${spec.image_id} built (${entries} entries, ${(bytes / 2 ** 20).toFixed(1)} MiB, disk ${size_mib} MiB)`);
+      return size_mib;
+    });
+  }
+
+  getImage(image_id: string): Promise<ImageInfo | null> {
+    return this.images.read(image_id);
+  }
+
+  /** Refuses while a machine's or a snapshot's disk chain ends in the image's disk. */
+  async deleteImage(image_id: string): Promise<void> {
+    await this.images.withLock(async () => {
+      if (!(await this.images.read(image_id))) return;
+      const disk = this.images.path(image_id, IMAGE_DISK);
+      const onImage = async (top: string) => existsSync(top) && (await backingChain(top).catch(() => [] as string[])).includes(disk);
+      const users: string[] = [];
+      for (const vm_id of await MachineDirectory.vmIdsIn(this.options.stateDir)) {
+        const layout = new QemuMachineLayout(this.options.stateDir, vm_id);
+        const record = await layout.readRecord();
+        if (await onImage(record?.disk ?? layout.layerPath(0))) users.push(vm_id);
+      }
+      for (const snapshot of await this.snapshots.list()) {
+        if (await onImage(this.snapshots.diskPath(snapshot.info.snapshot_id))) users.push(snapshot.info.snapshot_id);
+      }
+      if (users.length > 0) throw new ImageInUseError(image_id, users);
+      await this.images.remove(image_id);
+    });
+  }
+
+  /**
    * Creates the machine's directory (failing if it exists). It and the state directory are 0700
    * and QEMU's user's: after -runas, QEMU opens new disk layers and the migration socket there.
    */
@@ -324,14 +425,18 @@ export class QemuDriver implements HypervisorDriver {
     return { nic: { ifname: lease.ifname, mac: lease.mac }, batch: this.network.guestInterfaceBatch(lease) };
   }
 
-  /** Runs the start of a claimed machine; if it fails, everything of the machine goes again. */
   /**
-   * Starts a machine (at most `starts` at once: a guest booting or resuming under emulation costs
-   * seconds of CPU, and a burst of them would all crawl); destroys it if that fails.
+   * Starts a claimed machine (at most `starts` at once: a guest booting or resuming under emulation
+   * costs seconds of CPU, and a burst of them would all crawl); destroys it if that fails.
    */
+  private startOrDestroy<T>(vm_id: string, start: () => Promise<T>): Promise<T> {
+    return this.destroyedOnFailure(vm_id, () => this.starts.run(start));
+  }
+
+  /** Runs work on a claimed machine; if it fails, everything of the machine goes again. */
   private async destroyedOnFailure<T>(vm_id: string, start: () => Promise<T>): Promise<T> {
     try {
-      return await this.starts.run(start);
+      return await start();
     } catch (error) {
       await this.destroy(vm_id).catch(() => undefined);
       throw error;
@@ -347,11 +452,18 @@ export class QemuDriver implements HypervisorDriver {
   }
 }
 
-/** Grows the disk under a running guest: the block device first, then its file system. */
+/** Grows the disk under a running guest: the block device first, then its file system (the kit's resize2fs). */
 async function growDisk(qmp: QmpClient, agent: GuestAgentClient, fs_size_mib: number): Promise<void> {
   await qmp.execute('block_resize', { device: DISK_DEVICE, size: fs_size_mib * 1024 * 1024 });
-  await runInGuestOrFail(agent, ['resize2fs', '/dev/vda']);
+  await runInGuestOrFail(agent, [KIT_PATHS.resize2fs, '/dev/vda']);
 }
+
+/** A built image's disk in its directory of the image store. */
+const IMAGE_DISK = 'root.ext4';
+
+/** Why a snapshot of a machine from before machines had networks is not restored (see startFromSnapshot). */
+export const SNAPSHOT_WITHOUT_NIC = (snapshot_id: string) =>
+  `commit ${snapshot_id} was taken on qemu before VMs had networks: its saved machine has no network card, so a VM restored from it would have no address, SSH or edge route; start VMs from a commit taken since (or from new_root)`;
 
 function addressesOf(lease: NetworkLease): MachineAddresses {
   return { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac };

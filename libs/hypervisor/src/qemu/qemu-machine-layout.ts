@@ -19,6 +19,13 @@ export interface QemuMachineRecord {
   nic?: MachineNic | null;
   /** Its network group (see MachineSpec.network_group). */
   network_group?: string;
+  /** The built image its disk chain ends in (absent or null: the default image). */
+  image_id?: string | null;
+  /**
+   * The guest kit's disk it was started with (kept as it is for its life and its snapshots'; absent
+   * or null: a machine from before the kit, restored from such a snapshot).
+   */
+  kit_disk?: string | null;
   process: ProcessIdentity;
   /** The qcow2 the machine writes to: the top of its chain. */
   disk: string;

@@ -18,9 +18,13 @@ export interface QemuSnapshotRecord {
   frozen: boolean;
   /**
    * The source had a NIC, so machines restored from it get one (their own tap and addresses).
-   * Absent in snapshots of machines from before machines had networks: those restore without.
+   * Absent in snapshots of machines from before machines had networks: those are not restored.
    */
   nic?: boolean;
+  /** The built image the snapshot's disk chain ends in (absent or null: the default image). */
+  image_id?: string | null;
+  /** The guest kit's disk its source ran with: a restored machine must get the very same one. */
+  kit_disk?: string | null;
 }
 
 /**

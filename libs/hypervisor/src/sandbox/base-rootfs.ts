@@ -49,8 +49,11 @@ export async function ensureBaseRootfs(cacheDir: string, log: (line: string) => 
   return target;
 }
 
-/** The debootstrap output as it comes, owned by host ids: only the source of the shifted copy. */
-async function ensureDebootstrapped(cacheDir: string, log: (line: string) => void): Promise<string> {
+/**
+ * The debootstrap output as it comes, owned by host ids: the source of the shifted copy (and a
+ * plain Debian minbase root the image tests build images from).
+ */
+export async function ensureDebootstrapped(cacheDir: string, log: (line: string) => void): Promise<string> {
   const sandboxCache = join(cacheDir, 'sandbox');
   const target = join(sandboxCache, ROOTFS_NAME);
   if (existsSync(target)) return target;

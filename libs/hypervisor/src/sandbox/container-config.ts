@@ -1,4 +1,5 @@
 import { DEFAULT_EXEC_ENV } from '../guest-environment';
+import { KIT_MOUNT } from '../kit/kit-paths';
 import { GUEST_ID_MAPPING } from './guest-ids';
 import { seccompForContainer } from './seccomp-profile';
 
@@ -148,7 +149,8 @@ export function containerConfig(input: ContainerConfigInput): object {
         ],
       },
       maskedPaths: MASKED_PATHS,
-      readonlyPaths: READONLY_PATHS,
+      // The guest kit (sandbox/kit-layer.ts): the programs Arbor runs in the machine stay Arbor's.
+      readonlyPaths: [...READONLY_PATHS, KIT_MOUNT],
       seccomp: seccompForContainer(capabilities),
     },
   };

@@ -1,4 +1,5 @@
 import { GuestFileError, type ExecChunk } from '../hypervisor-driver.port';
+import { kitShell } from '../kit/kit-paths';
 import { execInContainer, type ContainerExecTarget } from './container-exec';
 
 /** Exit codes the scripts below use to say why they refused. */
@@ -19,11 +20,12 @@ const WRITE_SCRIPT = [
 
 /**
  * Guest file access runs inside the machine (its namespaces and root), never through host paths:
- * a guest's symlink then resolves inside the guest, as it would for any process there.
+ * a guest's symlink then resolves inside the guest, as it would for any process there. The scripts
+ * run on the guest kit's busybox, so an image without a shell or coreutils is served too.
  */
 export async function readGuestFile(target: ContainerExecTarget, path: string, maxBytes = Number.MAX_SAFE_INTEGER): Promise<Buffer> {
   requireAbsolute(path);
-  const { exitCode, stdout, stderr } = await run(target, ['sh', '-c', READ_SCRIPT, 'sh', path, String(maxBytes + 1)]);
+  const { exitCode, stdout, stderr } = await run(target, kitShell(READ_SCRIPT, 'sh', path, String(maxBytes + 1)));
   if (exitCode === NOT_FOUND) throw new GuestFileError(path, 'not_found', `${path}: no such file in the machine`);
   if (exitCode === NOT_A_FILE) throw new GuestFileError(path, 'not_a_file', `${path} is not a regular file`);
   if (exitCode !== 0) throw new GuestFileError(path, 'other', `reading ${path} failed (${exitCode}): ${stderr}`);
@@ -38,7 +40,7 @@ export async function writeGuestFile(
   options: { mode: number; createDirs: boolean },
 ): Promise<void> {
   requireAbsolute(path);
-  const argv = ['sh', '-c', WRITE_SCRIPT, 'sh', path, options.mode.toString(8), options.createDirs ? '1' : '0'];
+  const argv = kitShell(WRITE_SCRIPT, 'sh', path, options.mode.toString(8), options.createDirs ? '1' : '0');
   const { exitCode, stderr } = await run(target, argv, content);
   if (exitCode === PARENT_MISSING) {
     throw new GuestFileError(path, 'parent_missing', `parent directory of ${path} does not exist (use create_dirs)`);

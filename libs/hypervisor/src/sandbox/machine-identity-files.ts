@@ -29,7 +29,7 @@ const DIRECTORIES: Array<[path: string, mode: number]> = [
  * write, and here every path is a directory the driver just created. The layer is left out of
  * snapshots, so every machine started from one gets its own identity on top.
  *
- * The base image's sshd (guest-ssh.ts) serves with this host key and lets root in with the
+ * The guest kit's sshd (kit/kit-files.ts) serves with this host key and lets root in with the
  * authorized key. The host key is made in-process (newOpenSshHostKey: OpenSSH's own file format,
  * no `ssh-keygen` process per machine). The guest clock is the host's (shared kernel), so it
  * needs no reset.

@@ -1,11 +1,27 @@
-import { chmodSync, existsSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HypervisorDriver, MachineInfo, MachineSpec } from '../hypervisor-driver.port';
 import { waitUntilGone } from '../testing/host-processes';
-import { describeEscapeContract } from '../testing/escape.contract';
+import { describeEscapeContract, makeHostSecret } from '../testing/escape.contract';
 import { identityOf } from '../testing/guest-probes';
+import { busyboxRoot } from '../images/sample-roots';
+import { clientKey, describeImageContract, overSsh } from '../testing/image.contract';
 import {
   describeHypervisorDriverContract,
   execCollect,
@@ -14,12 +30,14 @@ import {
 } from '../testing/hypervisor-driver.contract';
 import { baseRootfsPath } from './base-rootfs';
 import { isUnified } from './cgroup-probe';
+import { kitLayerPath } from './kit-layer';
 import { GUEST_IDS } from './guest-ids';
 import { machineCgroupDirs, machineCgroupPids } from './machine-cgroup-dirs';
 import { MACHINE_ROOTS_DIR } from './machine-layout';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
 import type { WarmPoolOptions } from './warm-pool';
 import { describeUnless, rootReason } from '../../../../test/support/skip-unless';
+import { indexOfCall, traceFileSyscalls } from '../../../../test/support/syscall-trace';
 
 /**
  * Runs against the real host: namespaces, overlayfs and cgroup v1 need root. The base root filesystem
@@ -47,10 +65,11 @@ afterAll(async () => {
 async function newDriver(
   log?: (line: string) => void,
   warmPool?: WarmPoolOptions,
-): Promise<{ driver: SandboxDriver; stateDir: string; snapshotDir: string }> {
+): Promise<{ driver: SandboxDriver; stateDir: string; snapshotDir: string; imageDir: string }> {
   const stateDir = join(await newStateDir(), 'machines');
   const snapshotDir = await newStateDir();
-  return { driver: new SandboxDriver({ stateDir, snapshotDir, cacheDir, log, warmPool }), stateDir, snapshotDir };
+  const imageDir = join(await newStateDir(), 'images');
+  return { driver: new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log, warmPool }), stateDir, snapshotDir, imageDir };
 }
 
 /** The shape of the contract's machines (machineSpec's defaults): the warm pool's, so that its creates are claims. */
@@ -169,6 +188,8 @@ describeAsRoot('SandboxDriver', () => {
     { footprint: (vmId) => footprint(warmDriver!, warmStateDir, vmId), expectShape: expectLimitsBite },
   );
   afterAll(async () => warmDriver?.close());
+
+  describeImageContract('sandbox', async () => (await newDriver()).driver, cacheDir);
 
   let escapeStateDir: string;
   describeEscapeContract(
@@ -323,6 +344,34 @@ describeAsRoot('SandboxDriver', () => {
       expect(read.stdout.toString()).toBe('before-restart\n');
     });
 
+    it('puts a machine\'s container config and a snapshot in place durably: contents fsynced, then renamed, then the directory fsynced', async () => {
+      const durable = machineSpec();
+      const snapshotId = `durable-${durable.vm_id}`;
+      const { calls } = await traceFileSyscalls(async () => {
+        await driver.create(durable);
+        await driver.commit(durable.vm_id, snapshotId);
+      });
+      await driver.destroy(durable.vm_id);
+      const quoted = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const renameOf = (from: string, to: string) => new RegExp(`^\\d+ rename(?:at2?)?\\(.*"${from}", .*"${quoted(to)}"`);
+      const fsyncOf = (path: string) => new RegExp(`^\\d+ fsync\\(\\d+<${path}>\\)`);
+
+      const config = join(stateDir, durable.vm_id, 'config.json');
+      const configInPlace = indexOfCall(calls, renameOf(`${quoted(config)}\\.[^"]+\\.tmp`, config));
+      expect(configInPlace).toBeGreaterThan(-1);
+      expect(indexOfCall(calls, fsyncOf(`${quoted(config)}\\.[^>]+\\.tmp`))).toBeGreaterThan(-1);
+      expect(indexOfCall(calls, fsyncOf(`${quoted(config)}\\.[^>]+\\.tmp`))).toBeLessThan(configInPlace);
+      expect(indexOfCall(calls, fsyncOf(quoted(join(stateDir, durable.vm_id))), configInPlace)).toBeGreaterThan(configInPlace);
+
+      const scratch = join(snapshotDir, `${snapshotId}.partial`);
+      const snapshotInPlace = indexOfCall(calls, renameOf(quoted(scratch), join(snapshotDir, snapshotId)));
+      expect(snapshotInPlace).toBeGreaterThan(-1);
+      const layerFlushed = indexOfCall(calls, new RegExp(`^\\d+ syncfs\\(\\d+<${quoted(scratch)}>\\)`));
+      expect(layerFlushed).toBeGreaterThan(-1);
+      expect(layerFlushed).toBeLessThan(snapshotInPlace);
+      expect(indexOfCall(calls, fsyncOf(quoted(snapshotDir)), snapshotInPlace)).toBeGreaterThan(snapshotInPlace);
+    }, 120_000);
+
     it('rejects vm ids that could escape the state directory', async () => {
       await expect(driver.create(machineSpec({ vm_id: '../escape' }))).rejects.toThrow(/invalid vm id/);
       expect(existsSync(join(stateDir, '..', 'escape'))).toBe(false);
@@ -346,6 +395,71 @@ describeAsRoot('SandboxDriver', () => {
       expect(await driver.status(doomed.vm_id)).toBeNull();
     });
   });
+  describe('images on this host: a root filesystem from a user is hostile', () => {
+    let driver: SandboxDriver;
+    let imageDir: string;
+    let hostSecret: ReturnType<typeof makeHostSecret>;
+    const vms: string[] = [];
+
+    beforeAll(async () => {
+      ({ driver, imageDir } = await newDriver());
+      await driver.prepare();
+      hostSecret = makeHostSecret();
+    }, 15 * 60_000);
+
+    afterAll(async () => {
+      for (const vm of vms) await driver?.destroy(vm);
+      hostSecret?.remove();
+    });
+
+    const hostileRoot = async () => {
+      const root = join(await newStateDir(), 'root');
+      busyboxRoot(root);
+      mkdirSync(join(root, 'root'), { mode: 0o700 });
+      // A device node of the host's memory, a setuid-root program, a link to a host secret.
+      execFileSync('mknod', ['-m', '0666', join(root, 'root/mem'), 'c', '1', '1']);
+      copyFileSync(join(root, 'bin/busybox'), join(root, 'bin/suid-shell'));
+      chmodSync(join(root, 'bin/suid-shell'), 0o4755);
+      symlinkSync(hostSecret.path, join(root, 'root/secret'));
+      symlinkSync('/', join(root, 'host-root'));
+      return root;
+    };
+
+    it('makes a layer the host cannot be hurt by: no device node, no setuid bit, every file guest-owned, links never followed', async () => {
+      const secretBefore = statSync(hostSecret.path);
+      const image = await driver.buildImage({ image_id: randomUUID(), rootfs_dir: await hostileRoot(), extra_size_mib: 0 });
+      const layer = join(imageDir, image.image_id, 'layer');
+      expect(statSync(imageDir).mode & 0o777).toBe(0o700);
+      const found = execFileSync('find', [layer, '(', '-type', 'b', '-o', '-type', 'c', '-o', '-perm', '/6000', '-o', '-not', '-uid', String(GUEST_IDS.hostFirst), ')', '-print'], {
+        encoding: 'utf8',
+      });
+      expect(found).toBe('');
+      // The links are the image's own, unchanged, and the host file they name is untouched.
+      expect(readlinkSync(join(layer, 'root/secret'))).toBe(hostSecret.path);
+      expect(statSync(hostSecret.path)).toMatchObject({ uid: secretBefore.uid, mode: secretBefore.mode });
+      const spec = machineSpec({ image_id: image.image_id });
+      await driver.create(spec);
+      vms.push(spec.vm_id);
+      // Inside, the links resolve in the machine: no host secret, no host root.
+      const secret = await execCollect(driver, spec.vm_id, { argv: ['cat', '/root/secret'] });
+      expect(secret.exit_code).toBe(1);
+      expect(secret.stdout.toString()).not.toContain(hostSecret.value);
+      expect((await execCollect(driver, spec.vm_id, { argv: ['ls', '/host-root/'] })).stdout.toString()).not.toMatch(/\bhome\b.*\bvar\b/s);
+      expect((await execCollect(driver, spec.vm_id, { argv: ['ls', '/root/mem'] })).exit_code).not.toBe(0);
+    });
+
+    it('refuses a root filesystem holding a hard link to a host file, keeping nothing and changing nothing', async () => {
+      const root = await hostileRoot();
+      linkSync(hostSecret.path, join(root, 'root/linked-secret'));
+      const before = statSync(hostSecret.path);
+      const image_id = randomUUID();
+      await expect(driver.buildImage({ image_id, rootfs_dir: root, extra_size_mib: 0 })).rejects.toThrow(/hard links/);
+      expect(await driver.getImage(image_id)).toBeNull();
+      expect(readdirSync(imageDir).filter((name) => name.startsWith(image_id) && !name.endsWith('.lock'))).toEqual([]);
+      expect(statSync(hostSecret.path)).toMatchObject({ uid: before.uid, gid: before.gid, mode: before.mode });
+    });
+  });
+
   describe('snapshot layers on this host', () => {
     let driver: SandboxDriver;
     let stateDir: string;
@@ -377,10 +491,10 @@ describeAsRoot('SandboxDriver', () => {
         await driver.destroy(vmId);
         vmId = (await driver.startFromSnapshot(`chain-${generation}`, snapshotMachineSpec())).vm_id;
         lowers = overlayLowerDirs(join(MACHINE_ROOTS_DIR, vmId));
-        // identity layer + snapshot layers (+ the base until the chain is flattened)
-        expect(lowers.length).toBeLessThanOrEqual(MAX_SNAPSHOT_LAYERS + 2);
+        // identity layer + guest kit + snapshot layers (+ the base until the chain is flattened)
+        expect(lowers.length).toBeLessThanOrEqual(MAX_SNAPSHOT_LAYERS + 3);
       }
-      expect(lowers).toEqual([join(stateDir, vmId, 'identity'), join(snapshotDir, `chain-${generations}`, 'layer')]);
+      expect(lowers).toEqual([join(stateDir, vmId, 'identity'), kitLayerPath(cacheDir), join(snapshotDir, `chain-${generations}`, 'layer')]);
       const expected = Array.from({ length: generations }, (_, i) => `gen-${i + 1}`).filter((name) => name !== 'gen-2');
       expect((await run(vmId, 'cd /root && ls gen-* | sort -V')).trim().split('\n')).toEqual(expected);
       expect(await run(vmId, 'cat /root/gen-1; [ -e /etc/debian_version ] || echo deleted')).toBe('1\ndeleted\n');
@@ -470,6 +584,21 @@ describeAsRoot('SandboxDriver warm pool', () => {
     await driver.warmPoolFull();
     expect(warmIds().filter((id) => waiting.includes(id))).toEqual([]);
     expect(warmIds()).toHaveLength(2);
+  }, 5 * 60_000);
+
+  it("serves a claimed VM's variables over SSH too (the kit's sshd started with the warm machine's, none)", async () => {
+    await driver.warmPoolFull();
+    const scratch = await mkdtemp(join(tmpdir(), 'arbor-warm-ssh-'));
+    try {
+      const key = await clientKey(scratch);
+      const base = machineSpec({ ...shape, env: { OWNER: 'over ssh' } });
+      const spec = { ...base, identity: { ...base.identity, ssh_authorized_key: key.publicKey } };
+      const info = await create(spec);
+      expect(containerIdOf(stateDir, spec.vm_id)).not.toBe(spec.vm_id);
+      expect(await overSsh(info.addresses!.ipv6, key.path, 'echo "$OWNER"')).toBe('over ssh\n');
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
   }, 5 * 60_000);
 
   it('creates a machine of another shape cold, and turns the pool to that shape', async () => {

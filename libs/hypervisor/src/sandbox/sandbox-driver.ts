@@ -1,7 +1,10 @@
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { writeJsonAtomic } from '@arbor/durable-files';
 import {
+  ImageInUseError,
+  ImageNotFoundError,
   MachineNotFoundError,
   MachineStateError,
   SnapshotNotFoundError,
@@ -12,6 +15,9 @@ import {
   type ExecResult,
   type ExecSpec,
   type HypervisorDriver,
+  type ImageBuildProgress,
+  type ImageBuildSpec,
+  type ImageInfo,
   type MachineAddresses,
   type MachineInfo,
   type MachineSpec,
@@ -32,7 +38,10 @@ import { identify, isAlive, type ProcessIdentity } from '../host/process-identit
 import { runCommand } from '../host/run-command';
 import { isSafeId } from '../host/safe-id';
 import { Slots } from '../host/slots';
-import { guestServicesInit, SSHD_ARGV } from '../guest-ssh';
+import { imageSizeMib } from '../images/image-size';
+import { ImageStore } from '../images/image-store';
+import { prepareSandboxLayer } from '../images/root-tree';
+import { KIT_PATHS } from '../kit/kit-paths';
 import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
 import { NO_GROUP } from '../network/network-leases';
 import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
@@ -44,6 +53,9 @@ import { execInContainer, type ContainerExecTarget } from './container-exec';
 import { flattenLayers } from './flatten-layers';
 import { readGuestFile, writeGuestFile } from './guest-files';
 import { GUEST_IDS } from './guest-ids';
+import { moveOrCopyTree } from './move-tree';
+import { ensureKitLayer, kitLayerPath, type SandboxKit } from './kit-layer';
+import { ensureKeyQuota } from './key-quota';
 import { isMachineFrozen, removeLeftoverCgroups, thawMachine } from './machine-cgroup-dirs';
 import { createMachineDisk, diskDeviceOf, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
@@ -52,6 +64,7 @@ import { MachineReaper } from './machine-reaper';
 import { OciRuntime } from './oci-runtime';
 import { mountOverlayRoot } from './overlay-root';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
+import { refreshSshEnvironment } from './sshd-environment';
 import { WarmPool, type WarmPoolOptions } from './warm-pool';
 
 export interface SandboxDriverOptions {
@@ -59,8 +72,10 @@ export interface SandboxDriverOptions {
   stateDir: string;
   /** Snapshots (immutable layers + metadata); they outlive the machines they were taken from. */
   snapshotDir: string;
-  /** Host-wide cache shared by data directories and test runs (the base root filesystem). */
+  /** Host-wide cache shared by data directories and test runs (the base root filesystem, the guest kit). */
   cacheDir: string;
+  /** Images built on this host (buildImage); default: `<snapshotDir>.images` beside the snapshots. */
+  imageDir?: string;
   /** The host bridge and addresses machines get (default: DEFAULT_NETWORK_SETTINGS). */
   network?: NetworkSettings;
   /** Machines of the default image booted ahead, that creates claim (warm-pool.ts); none by default. */
@@ -77,9 +92,11 @@ export interface SandboxDriverOptions {
 export const MAX_SNAPSHOT_LAYERS = 16;
 
 const HOST_TOOLS = ['runc', 'perl', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'cp', ...NETWORK_TOOLS];
+/** What building the guest kit takes (once per host; kit/guest-kit.ts). */
+const KIT_TOOLS = ['debootstrap', 'gcc', 'patchelf', 'chroot'];
 
-/** The machine's PID 1: keeps its sshd running and reaps orphans (guest-ssh.ts). */
-const INIT = ['/bin/sh', '-c', guestServicesInit([SSHD_ARGV])];
+/** The machine's PID 1: the guest kit's init, which keeps its sshd running and reaps orphans (kit/kit-files.ts). */
+const INIT = [KIT_PATHS.init, 'sandbox'];
 
 
 /**
@@ -115,6 +132,7 @@ export class SandboxDriver implements HypervisorDriver {
    * CPU each): a burst of cold creates or branch children takes turns, claims and destroys do not.
    */
   private readonly coldBoots = Slots.perCpu(4);
+  private readonly images: ImageStore;
 
   constructor(private readonly options: SandboxDriverOptions) {
     this.log = options.log ?? (() => undefined);
@@ -124,6 +142,7 @@ export class SandboxDriver implements HypervisorDriver {
     // Under the state directory: a restarted worker sees the containers the last one started.
     this.runtime = new OciRuntime(join(this.stateDir, '.runc'));
     this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, this.stateDir, this.log);
+    this.images = new ImageStore(resolve(options.imageDir ?? `${options.snapshotDir}.images`));
     this.reaper = new MachineReaper(join(this.stateDir, '.reap'), (layout) => this.reap(layout), this.log);
     this.warm = this.warmPool(options.warmPool ?? { size: 0, shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 } });
   }
@@ -140,6 +159,7 @@ export class SandboxDriver implements HypervisorDriver {
         return this.bootMachine(layout, network, NO_GROUP, this.movableBundle(layout.container));
       },
       destroy: (layout: MachineLayout) => this.teardown(layout, network),
+      refreshSshEnvironment: (layout: MachineLayout) => refreshSshEnvironment(this.execTarget(layout)),
       log: this.log,
     };
     return new WarmPool(host, options);
@@ -164,6 +184,10 @@ export class SandboxDriver implements HypervisorDriver {
     if (!existsSync(baseRootfsPath(this.options.cacheDir)) && (await missingTools(['debootstrap'])).length > 0) {
       return { ok: false, reason: 'no base root filesystem cached and debootstrap not installed' };
     }
+    if (!existsSync(kitLayerPath(this.options.cacheDir))) {
+      const kitTools = await missingTools(KIT_TOOLS);
+      if (kitTools.length > 0) return { ok: false, reason: `no guest kit cached and cannot build one: missing ${kitTools.join(', ')} (apt debootstrap gcc libc6-dev patchelf)` };
+    }
     const runc = (await runCommand('runc', ['--version'])).split('\n')[0];
     return {
       ok: true,
@@ -175,9 +199,16 @@ export class SandboxDriver implements HypervisorDriver {
 
   async prepare(): Promise<void> {
     await ensureBaseRootfs(this.options.cacheDir, this.log);
+    await this.kit();
     await this.network.ensureReady();
+    // Logged, since it changes the host (as the network's forwarding does).
+    for (const change of await ensureKeyQuota()) this.log(`sandbox: room for machines' session keyrings (${change})`);
     await this.reaper.start();
     await this.warm.start();
+  }
+
+  private kit(): Promise<SandboxKit> {
+    return ensureKitLayer(this.options.cacheDir, this.log);
   }
 
   /** Stops filling the warm pool and destroys its waiting machines (the VMs' machines stay); waits for the reaper. */
@@ -218,12 +249,25 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   async create(spec: MachineSpec): Promise<MachineInfo> {
-    if (spec.image_name !== 'default') throw new Error(`sandbox has no image "${spec.image_name}" (only "default")`);
-    const claimed = await this.warm.claim(spec);
-    if (claimed) return claimed;
+    const image_id = spec.image_id ?? null;
+    if (!image_id) {
+      if (spec.image_name !== 'default') throw new Error(`sandbox has no image "${spec.image_name}" (only "default" or a built image_id)`);
+      // The warm pool holds machines of the default image only.
+      const claimed = await this.warm.claim(spec);
+      if (claimed) return claimed;
+      this.warm.busy();
+      await ensureBaseRootfs(this.options.cacheDir, this.log);
+      await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id: null } });
+      return this.bootReserved(spec.vm_id);
+    }
     this.warm.busy();
-    await ensureBaseRootfs(this.options.cacheDir, this.log);
-    await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true } });
+    // Claimed under the image store's lock: a deleteImage sees the machine, or the machine sees no image.
+    await this.images.withLock(async () => {
+      const image = await this.images.read(image_id);
+      if (!image) throw new ImageNotFoundError(image_id);
+      const fs_size_mib = Math.max(spec.fs_size_mib, image.size_mib);
+      await this.reserveMachine({ spec: { ...spec, fs_size_mib }, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id } });
+    });
     return this.bootReserved(spec.vm_id);
   }
 
@@ -234,7 +278,7 @@ export class SandboxDriver implements HypervisorDriver {
       const stored = await this.liveSnapshot(snapshot_id);
       const { vcpu_count, mem_size_mib, fs_size_mib } = stored.info;
       await this.reserveMachine({
-        spec: { ...spec, vcpu_count, mem_size_mib, fs_size_mib, image_name: stored.image_name },
+        spec: { ...spec, vcpu_count, mem_size_mib, fs_size_mib, image_name: stored.image_name, image_id: stored.chain.image_id ?? null },
         source_snapshot_id: snapshot_id,
         chain: stored.chain,
       });
@@ -287,9 +331,11 @@ export class SandboxDriver implements HypervisorDriver {
     // Checked per machine, not once: a limit that cannot be applied fails the create (closed).
     const cgroups = await probeCgroups();
     if (!cgroups.ok) throw new Error(`machine ${spec.vm_id} cannot get its limits: ${cgroups.reason}`);
+    const { layer: kitLayer } = await this.kit();
     await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
     await writeIdentityLayer(layout.identity, spec);
-    await mountOverlayRoot([layout.identity, ...this.lowerDirs(record.chain)], layout);
+    // The kit right under the identity: it shadows anything an image keeps at /.arbor.
+    await mountOverlayRoot([layout.identity, kitLayer, ...this.lowerDirs(record.chain)], layout);
     const lease = await network.attach(layout.vmId, group, 'veth');
     const config = containerConfig({
       vmId: id,
@@ -301,10 +347,10 @@ export class SandboxDriver implements HypervisorDriver {
       limitSwap: cgroups.swapAccounted,
       init: INIT,
     });
-    await writeFile(layout.config, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+    await writeJsonAtomic(layout.config, config, { mode: 0o600 }); // a restarted worker's runtime reads it again
     if (bundle !== layout.dir) {
       await ensurePrivateDirectory(bundle);
-      await copyFile(layout.config, join(bundle, 'config.json'));
+      await writeJsonAtomic(join(bundle, 'config.json'), config, { mode: 0o600 });
     }
     await this.runtime.run(id, bundle, layout.initLog);
     const state = await this.runtime.state(id);
@@ -316,9 +362,11 @@ export class SandboxDriver implements HypervisorDriver {
     return { vm_id: spec.vm_id, state: 'running', pid: init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
   }
 
+  /** The machine's read-only layers below the kit: its snapshot layers, then its image (unless flattened in). */
   private lowerDirs(chain: LayerChain): string[] {
     const layers = chain.snapshots.map((id) => this.snapshots.layerDir(id));
-    return chain.base ? [...layers, baseRootfsPath(this.options.cacheDir)] : layers;
+    if (!chain.base) return layers;
+    return [...layers, chain.image_id ? this.images.path(chain.image_id, 'layer') : baseRootfsPath(this.options.cacheDir)];
   }
 
   async destroy(vm_id: string): Promise<void> {
@@ -491,13 +539,13 @@ export class SandboxDriver implements HypervisorDriver {
         } finally {
           if (wasRunning && !options.keep_paused) await this.runtime.setPaused(layout.container, false);
         }
-        let chain: LayerChain = { snapshots: [snapshot_id, ...record.chain.snapshots], base: record.chain.base };
+        let chain: LayerChain = { snapshots: [snapshot_id, ...record.chain.snapshots], base: record.chain.base, image_id: record.chain.image_id ?? null };
         if (chain.snapshots.length > MAX_SNAPSHOT_LAYERS) {
           const flat = join(scratch, 'flat');
           await flattenLayers([captured, ...this.lowerDirs(record.chain)], join(scratch, 'view'), flat);
           await rm(captured, { recursive: true, force: true });
           await runCommand('mv', ['-T', flat, captured]);
-          chain = { snapshots: [snapshot_id], base: false };
+          chain = { snapshots: [snapshot_id], base: false, image_id: chain.image_id };
         }
         const { spec } = record;
         const info: SnapshotInfo = {
@@ -532,6 +580,46 @@ export class SandboxDriver implements HypervisorDriver {
       await growMachineDisk(layout.diskImage, layout.disk, fs_size_mib);
       await layout.writeRecord({ ...record, spec: { ...record.spec, fs_size_mib } });
     });
+  }
+
+  /**
+   * An image is a read-only layer like the base: the root filesystem moved into the image store
+   * (or copied, across file systems), checked and made a layer in place by the kit's helper
+   * (images/root-tree.ts: ids shifted into the machines' range, device nodes and setuid bits gone,
+   * nothing followed out of it). Machines of it get the kit and their identity on top, as on the
+   * base. The store's directories are 0700.
+   */
+  async buildImage(spec: ImageBuildSpec, onProgress?: ImageBuildProgress): Promise<ImageInfo> {
+    const { kit } = await this.kit();
+    return this.images.build(spec.image_id, async (scratch) => {
+      onProgress?.('configuring', 'checking the root filesystem and making it a layer');
+      const layer = join(scratch, 'layer');
+      await moveOrCopyTree(spec.rootfs_dir, layer);
+      const { bytes, entries } = await prepareSandboxLayer(kit.helper, layer, { first: GUEST_IDS.hostFirst, count: GUEST_IDS.count });
+      onProgress?.('creating_snapshot', `a read-only layer of ${entries} entries`);
+      this.log(`sandbox: image ${spec.image_id} built (${entries} entries, ${(bytes / 2 ** 20).toFixed(1)} MiB)`);
+      return imageSizeMib(bytes, spec.extra_size_mib);
+    });
+  }
+
+  getImage(image_id: string): Promise<ImageInfo | null> {
+    return this.images.read(image_id);
+  }
+
+  /** Refuses while a machine or a snapshot sits on the image's layer (a flattened snapshot holds its own copy). */
+  async deleteImage(image_id: string): Promise<void> {
+    await this.images.withLock(() =>
+      this.snapshots.withLock(async () => {
+        if (!(await this.images.read(image_id))) return;
+        const onImage = (chain: LayerChain) => chain.base && chain.image_id === image_id;
+        const users = [
+          ...(await this.machineRecords()).filter((r) => onImage(r.chain)).map((r) => r.spec.vm_id),
+          ...(await this.snapshots.readAll()).filter((s) => onImage(s.chain)).map((s) => s.info.snapshot_id),
+        ];
+        if (users.length > 0) throw new ImageInUseError(image_id, users);
+        await this.images.remove(image_id);
+      }),
+    );
   }
 
   async getSnapshot(snapshot_id: string): Promise<SnapshotInfo | null> {

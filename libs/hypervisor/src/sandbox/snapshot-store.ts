@@ -1,16 +1,18 @@
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readJsonFile, writeJsonAtomic } from '@arbor/durable-files';
+import { readJsonFile, renameDurably, syncFileSystem, writeJsonAtomic } from '@arbor/durable-files';
 import type { SnapshotInfo } from '../hypervisor-driver.port';
 import { withHostLock } from '../host/host-lock';
 
 /**
  * The read-only layers a machine (or a snapshot) sits on, top first: snapshot layer directories by
- * snapshot id, then the shared base root filesystem unless a flattened layer already holds it.
+ * snapshot id, then the image's root filesystem unless a flattened layer already holds it.
  */
 export interface LayerChain {
   snapshots: string[];
   base: boolean;
+  /** The custom image under the snapshots (absent or null: the built-in base). */
+  image_id?: string | null;
 }
 
 /** A snapshot on disk: `<snapshotDir>/<id>/layer` (immutable) and `<snapshotDir>/<id>/snapshot.json`. */
@@ -60,11 +62,17 @@ export class SnapshotStore {
     return stored;
   }
 
-  /** Moves a complete scratch directory (layer already inside) into place with its metadata. */
+  /**
+   * Moves a complete scratch directory (layer already inside) into place with its metadata, durably:
+   * the layer (copied by other processes) is flushed to disk first, then the record, and the rename
+   * is fsynced in the snapshot directory, so a snapshot that was acknowledged survives power loss
+   * whole, and one cut short stays a `.partial` that is never read.
+   */
   async publish(stored: StoredSnapshot): Promise<void> {
     const scratch = this.scratchDir(stored.info.snapshot_id);
+    await syncFileSystem(scratch);
     await writeJsonAtomic(join(scratch, 'snapshot.json'), stored);
-    await rename(scratch, join(this.dir, stored.info.snapshot_id));
+    await renameDurably(scratch, join(this.dir, stored.info.snapshot_id));
   }
 
   async markDeleted(stored: StoredSnapshot): Promise<void> {

@@ -31,6 +31,8 @@ export interface WarmPoolHost {
   boot(layout: MachineLayout): Promise<MachineInfo>;
   /** Tears down whatever the machine in `layout` holds, its lease (by its warm id) included; idempotent. */
   destroy(layout: MachineLayout): Promise<void>;
+  /** Has the running machine in `layout` serve its /etc/environment as it is now over SSH (sshd-environment.ts). */
+  refreshSshEnvironment(layout: MachineLayout): Promise<void>;
   log: (line: string) => void;
 }
 
@@ -50,9 +52,10 @@ const REFILL_AFTER_QUIET_MS = 500;
  * reaches it, sshd answering), made in `<stateDir>/.warm/<id>`, where the worker's list never
  * looks, under an id of its own that it keeps for life (its container, cgroups and root mount).
  *
- * A create of the pool's shape claims one (handOver): the files of its identity layer that say
- * whose it is (hostname, environment, spec, authorized key) are rewritten in place, its hostname
- * set, its lease handed to the VM and joined to the VM's group (the org's walls), its record
+ * A create of the default image (no image_id) in the pool's shape claims one (handOver): the
+ * files of its identity layer that say whose it is (hostname, environment, spec, authorized key)
+ * are rewritten in place, its hostname set, the guest kit's sshd made to read the environment again
+ * when the VM has variables (it took the warm machine's, none, as it started), its lease handed to the VM and joined to the VM's group (the org's walls), its record
  * written, and its directory renamed to `<stateDir>/<vm_id>`; from then on it is the VM's machine
  * like any other. Each warm machine is claimed at most once, and it ran nothing of anyone's
  * before, so nothing of one tenant can reach another. A warm machine that cannot be handed over is
@@ -118,7 +121,7 @@ export class WarmPool {
    * shape: the pool then turns to that shape; or none waiting): the caller creates it cold.
    */
   async claim(spec: MachineSpec): Promise<MachineInfo | null> {
-    if (this.stopped || this.options.size === 0 || spec.image_name !== 'default') return null;
+    if (this.stopped || this.options.size === 0 || spec.image_name !== 'default' || spec.image_id) return null;
     if (!sameShape(spec, this.shape)) {
       this.reshape(spec);
       return null;
@@ -143,6 +146,8 @@ export class WarmPool {
     await new MachineLayout(this.host.stateDir, spec.vm_id).claim();
     await rewriteIdentityLayer(warm.identity, spec);
     await setMachineHostname(record.init.pid, hostnameOf(spec));
+    // An exec in the machine (tens of milliseconds), so only when there is something to say.
+    if (Object.keys(spec.env).length > 0) await this.host.refreshSshEnvironment(warm);
     const lease = await this.host.network.adopt(id, spec.vm_id, spec.network_group);
     // Not fsync'd: the warm record already names the container, all a crash could need of this one.
     const claimed: MachineRecord = { spec, source_snapshot_id: null, chain: record.chain, init: record.init, container: id };
@@ -205,9 +210,9 @@ export class WarmPool {
     try {
       await layout.claim();
       await ensurePrivateDirectory(layout.dir);
-      const spec: MachineSpec = { vm_id: id, ...shape, image_name: 'default', env: {}, identity: { hostname: id, ssh_authorized_key: null }, network_group: '' };
+      const spec: MachineSpec = { vm_id: id, ...shape, image_name: 'default', image_id: null, env: {}, identity: { hostname: id, ssh_authorized_key: null }, network_group: '' };
       // The container named from the start: a claimed machine whose claim's record a crash lost still runs under it.
-      await layout.writeRecord({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true }, container: id });
+      await layout.writeRecord({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id: null }, container: id });
       await this.host.boot(layout);
     } catch (error) {
       this.failures++;

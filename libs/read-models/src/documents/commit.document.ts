@@ -33,3 +33,18 @@ export interface CommitAncestorsDocument {
   ancestor_ids: string[];
   [field: string]: unknown;
 }
+
+/**
+ * Collection `commit_names`: an org's own name for a commit whose id in the log differs from it
+ * (a client-chosen id: see `orgCommitId`), `_id` = the id in the log. The API shows the org its
+ * own names; every other org sees the id in the log. A name never changes once reserved.
+ */
+export const COMMIT_NAMES_COLLECTION = 'commit_names';
+
+export interface CommitNameDocument {
+  _id: string;
+  org_id: string;
+  /** The id as the org chose it. */
+  commit_id: string;
+  [field: string]: unknown;
+}

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { MongoClient, MongoServerError, type ClientSession, type Collection, type Db } from 'mongodb';
 import {
   DuplicateKeyError,
@@ -25,6 +26,9 @@ export interface MongoReadModelStoreOptions {
  * pass straight through. commit() runs in a transaction (MongoDB needs a replica set for that).
  */
 export class MongoReadModelStore implements ReadModelStore {
+  /** Emits 'committed' (the unit's checkpoint) after each applied commit (onCommitted). */
+  private readonly committed = new EventEmitter().setMaxListeners(0);
+
   private constructor(
     private readonly client: MongoClient,
     private readonly db: Db,
@@ -49,7 +53,7 @@ export class MongoReadModelStore implements ReadModelStore {
   }
 
   async commit(ops: WriteOp[], checkpoint?: Checkpoint): Promise<boolean> {
-    return this.inTransaction(async (session) => {
+    const applied = await this.inTransaction(async (session) => {
       if (checkpoint && !(await this.advanceCheckpoint(checkpoint, session))) {
         // Already applied: write nothing (a real server has already aborted on the duplicate key).
         await session.abortTransaction();
@@ -58,6 +62,13 @@ export class MongoReadModelStore implements ReadModelStore {
       for (const op of ops) await this.apply(op, session);
       return true;
     });
+    if (applied) this.committed.emit('committed', checkpoint ?? null);
+    return applied;
+  }
+
+  onCommitted(listener: (checkpoint: Checkpoint | null) => void): () => void {
+    this.committed.on('committed', listener);
+    return () => this.committed.off('committed', listener);
   }
 
   async getCheckpoint(name: string): Promise<number | null> {

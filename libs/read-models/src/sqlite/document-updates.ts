@@ -13,15 +13,19 @@ export function isReplacement(update: Update): boolean {
   return Object.keys(update).every((key) => !key.startsWith('$'));
 }
 
-/** The matched documents after `update` ($setOnInsert only applies to upserts, so it is dropped). */
-export function applyUpdate(docs: Document[], update: Update): Document[] {
-  if (isReplacement(update)) return docs.map((doc) => replaceDocument(doc, update));
+/**
+ * The matched documents after `update` ($setOnInsert only applies to upserts, so it is dropped),
+ * and whether they may now hold values of `update` itself (a replacement, or what mingo applied;
+ * the plain operators copy what they set).
+ */
+export function applyUpdate(docs: Document[], update: Update): { docs: Document[]; sharesValues: boolean } {
+  if (isReplacement(update)) return { docs: docs.map((doc) => replaceDocument(doc, update)), sharesValues: true };
   const { $setOnInsert: _onInsertOnly, ...operators } = update;
-  if (docs.length === 0 || Object.keys(operators).length === 0) return docs;
+  if (docs.length === 0 || Object.keys(operators).length === 0) return { docs, sharesValues: false };
   // The plain operators directly; else one mingo call for all documents (the modifier compiled once, documents changed in place).
   const rest = docs.filter((doc) => !applyPlainUpdate(doc, operators));
   if (rest.length > 0) updateMany(rest, {}, operators as Modifier<Document>);
-  return docs;
+  return { docs, sharesValues: rest.length > 0 };
 }
 
 /** `replacement` in place of `existing`; like MongoDB, the `_id` cannot change. */

@@ -15,7 +15,7 @@ export class IndexLookup {
   private indexes = new Map<string, LookupIndex[]>();
   private schemaVersion: number | undefined;
   /** Prepared once per index and number of pinned fields. */
-  private readonly statements = new Map<string, Database.Statement<SqlValue[], string>>();
+  private readonly statements = new Map<string, Database.Statement<SqlValue[], { id: string; json: string }>>();
   private readonly selectSchemaVersion: Database.Statement<[], number>;
   private readonly selectIndexNames: Database.Statement<[], string>;
 
@@ -27,10 +27,14 @@ export class IndexLookup {
     this.selectIndexNames = db.prepare<[], string>(lookupIndexNamesSql(table)).pluck();
   }
 
-  /** The JSON of the candidates for `filter`, or undefined when it pins no index's first field. */
+  /** The JSON of the candidates for `filter` in `_id` order, or undefined when it pins no index's first field. */
   candidatesOf(collection: string, filter: Filter): string[] | undefined {
     const lookup = bestLookup(filter, this.indexesOf(collection));
-    return lookup && this.statement(lookup.index, lookup.values.length).all(...lookup.values);
+    if (!lookup) return undefined;
+    const rows = this.statement(lookup.index, lookup.values.length).all(...lookup.values);
+    const utf16OrderHolds = rows.every((row) => !SURROGATE_OR_ABOVE.test(row.id));
+    rows.sort(utf16OrderHolds ? (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : (a, b) => compareIds(a.id, b.id));
+    return rows.map((row) => row.json);
   }
 
   private indexesOf(collection: string): LookupIndex[] {
@@ -46,11 +50,11 @@ export class IndexLookup {
     return this.indexes.get(collection) ?? [];
   }
 
-  private statement(index: LookupIndex, pinned: number): Database.Statement<SqlValue[], string> {
+  private statement(index: LookupIndex, pinned: number): Database.Statement<SqlValue[], { id: string; json: string }> {
     const key = `${index.name}/${pinned}`;
     let statement = this.statements.get(key);
     if (!statement) {
-      statement = this.db.prepare<SqlValue[], string>(lookupSql(this.table, index, pinned)).pluck();
+      statement = this.db.prepare<SqlValue[], { id: string; json: string }>(lookupSql(this.table, index, pinned));
       this.statements.set(key, statement);
     }
     return statement;
@@ -90,4 +94,13 @@ function sqlValueOf(value: unknown): SqlValue | undefined {
   if (typeof value === 'boolean') return value ? 1 : 0;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
   return undefined;
+}
+
+/** Past the basic multilingual plane's lower part, UTF-16 order (JavaScript's) and UTF-8 order (SQLite's) differ. */
+const SURROGATE_OR_ABOVE = /[\uD800-\uFFFF]/;
+
+/** Two ids in the order SQLite's ORDER BY id (BINARY: UTF-8 bytes) gives, as a scan of the collection reads them. */
+export function compareIds(a: string, b: string): number {
+  if (SURROGATE_OR_ABOVE.test(a) || SURROGATE_OR_ABOVE.test(b)) return Buffer.compare(Buffer.from(a), Buffer.from(b));
+  return a < b ? -1 : a > b ? 1 : 0;
 }

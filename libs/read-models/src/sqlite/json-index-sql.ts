@@ -52,14 +52,15 @@ export function lookupIndexNamed(table: string, name: string): LookupIndex {
 }
 
 /**
- * SELECT of the JSON of the documents whose first `pinned` indexed fields hold the bound values
- * (`IS ?`: a bound NULL finds null and missing fields), plus every document where an indexed path
- * meets an array; ordered by `_id`, as a scan of the collection reads them.
+ * SELECT of the `id` and JSON of the documents whose first `pinned` indexed fields hold the bound
+ * values (`IS ?`: a bound NULL finds null and missing fields), plus every document where an
+ * indexed path meets an array; in no particular order (the caller orders them: an ORDER BY here
+ * would copy every document's JSON through a temporary sort).
  */
 export function lookupSql(table: string, index: LookupIndex, pinned: number): string {
   const from = `SELECT id, json FROM ${table} INDEXED BY ${index.name} WHERE collection = ${sqlString(index.collection)} AND ${crossesArraySql(index.fields)}`;
   const equalities = index.fields.slice(0, pinned).map((field) => ` AND ${valueSql(field)} IS ?`);
-  return `SELECT json FROM (${from} = 0${equalities.join('')} UNION ALL ${from} = 1) ORDER BY id`;
+  return `${from} = 0${equalities.join('')} UNION ALL ${from} = 1`;
 }
 
 /** A partial index: over the rows of the index's collection only. */

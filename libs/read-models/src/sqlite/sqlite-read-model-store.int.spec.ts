@@ -147,6 +147,17 @@ describe('SqliteReadModelStore on a file', () => {
       expect((await parsing(() => store.count('vms', { deleted_at: null }))).parsed).toBe(vms.length);
     });
 
+    it('finds through an index in the order a scan of the collection gives (by _id, as SQLite orders text), whatever the characters', async () => {
+      const store = openStore();
+      await store.ensureIndex('things', { group: 1 });
+      const ids = ['b', 'a', 'B', 'é', '\u{1F600}', '\uFF01', 'a-2', 'z', '\uE000'];
+      await store.commit(ids.map((_id) => ({ op: 'insertOne', collection: 'things', doc: { _id, group: 'g' } })));
+      const scanned = await store.find('things', { group: { $in: ['g'] } }); // no equality to pin: a scan of the collection
+      const looked = await store.find('things', { group: 'g' }); // through the index
+      expect(looked.map((doc) => doc._id)).toEqual(scanned.map((doc) => doc._id));
+      expect(scanned.map((doc) => doc._id)).toEqual(['B', 'a', 'a-2', 'b', 'z', 'é', '\uE000', '\uFF01', '\u{1F600}']);
+    });
+
     it("uses an index another connection created, before or after this store's opening", async () => {
       const early = openStore();
       const creator = openStore();

@@ -1,5 +1,6 @@
+import { EventEmitter } from 'node:events';
 import Database from 'better-sqlite3';
-import { Query, find as findWithMingo } from 'mingo';
+import { Query } from 'mingo';
 import {
   DuplicateKeyError,
   type Checkpoint,
@@ -11,11 +12,13 @@ import {
   type Update,
   type WriteOp,
 } from '../read-model-store.port';
+import { sortDocuments } from './document-sort';
 import { applyUpdate, replaceDocument, upsertedDocument } from './document-updates';
 import { equalityTest } from './equality-filter';
 import { idsNamedByFilter } from './ids-named-by-filter';
 import { IndexLookup } from './index-lookup';
 import { lookupIndexSql, uniqueIndexSql } from './json-index-sql';
+import { UnitDocuments } from './unit-documents';
 
 const DOCUMENTS = 'read_model_documents';
 const CHECKPOINTS = 'read_model_checkpoints';
@@ -54,12 +57,19 @@ export class SqliteReadModelStore implements ReadModelStore {
   private readonly indexLookup: IndexLookup;
   private readonly commitUnit: Database.Transaction<(ops: WriteOp[], checkpoint?: Checkpoint) => boolean>;
   private readonly resetUnit: Database.Transaction<(collections: string[], checkpointNames: string[]) => void>;
+  /** Emits 'committed' (the unit's checkpoint) after each applied commit (onCommitted). */
+  private readonly committed = new EventEmitter().setMaxListeners(0);
+  /** The documents the commit being applied has read by `_id` and changed (null outside a commit). */
+  private unit: UnitDocuments | null = null;
 
   static open(filename: string, options: SqliteReadModelStoreOptions = {}): SqliteReadModelStore {
     // The busy timeout is set on open, before the first statement that may need a lock.
     const db = new Database(filename, { timeout: options.busyTimeoutMs ?? 5000 });
     db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
+    // No fsync per commit: read models are derived from the log (which is synchronous = FULL) and
+    // each unit holds its checkpoint, so a power loss can only take the last units back, whole
+    // and in order (WAL), and the projector applies them again. A process crash loses nothing.
+    db.pragma('synchronous = NORMAL');
     db.exec(SCHEMA);
     return new SqliteReadModelStore(db);
   }
@@ -74,7 +84,16 @@ export class SqliteReadModelStore implements ReadModelStore {
         const stored = this.statements.selectCheckpoint.get(checkpoint.name);
         if (stored !== undefined && stored >= checkpoint.position) return false;
       }
-      for (const op of ops) this.apply(op);
+      this.unit = new UnitDocuments(
+        (collection, id) => this.statements.selectJson.get(collection, id),
+        (collection, id, json) => this.translatingConstraints(collection, id, () => this.statements.update.run(json, collection, id)),
+      );
+      try {
+        for (const op of ops) this.apply(op);
+        this.unit.writeBack();
+      } finally {
+        this.unit = null;
+      }
       if (checkpoint) this.statements.upsertCheckpoint.run(checkpoint.name, checkpoint.position);
       return true;
     });
@@ -86,12 +105,10 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   async find<T extends Document = Document>(collection: string, filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    const { candidates, residual } = this.candidates(collection, filter);
-    let cursor = findWithMingo<T>(candidates, residual, {}, MINGO_OPTIONS);
-    if (options.sort) cursor = cursor.sort(options.sort);
-    if (options.skip) cursor = cursor.skip(options.skip);
-    if (options.limit) cursor = cursor.limit(options.limit);
-    return cursor.all();
+    const matches = this.matching(collection, filter) as T[];
+    const sorted = options.sort ? sortDocuments(matches, options.sort) : matches;
+    const skip = options.skip ?? 0;
+    return options.limit ? sorted.slice(skip, skip + options.limit) : skip ? sorted.slice(skip) : sorted;
   }
 
   async findOne<T extends Document = Document>(collection: string, filter: Filter): Promise<T | null> {
@@ -106,7 +123,14 @@ export class SqliteReadModelStore implements ReadModelStore {
 
   async commit(ops: WriteOp[], checkpoint?: Checkpoint): Promise<boolean> {
     // IMMEDIATE takes the write lock up front, so the checkpoint read cannot go stale before the writes.
-    return this.commitUnit.immediate(ops, checkpoint);
+    const applied = this.commitUnit.immediate(ops, checkpoint);
+    if (applied) this.committed.emit('committed', checkpoint ?? null);
+    return applied;
+  }
+
+  onCommitted(listener: (checkpoint: Checkpoint | null) => void): () => void {
+    this.committed.on('committed', listener);
+    return () => this.committed.off('committed', listener);
   }
 
   async getCheckpoint(name: string): Promise<number | null> {
@@ -140,9 +164,18 @@ export class SqliteReadModelStore implements ReadModelStore {
    */
   private candidates(collection: string, filter: Filter): { candidates: Iterable<Document>; residual: Filter } {
     const ids = idsNamedByFilter(filter);
-    if (ids) return { candidates: parsed(this.jsonOfIds(collection, ids)), residual: Object.keys(filter).length === 1 ? {} : filter };
+    if (ids) return { candidates: this.unit ? this.unitDocuments(this.unit, collection, ids) : parsed(this.jsonOfIds(collection, ids)), residual: Object.keys(filter).length === 1 ? {} : filter };
+    // Inside a commit, the table is read only once it holds what the commit changed so far.
+    this.unit?.writeBack();
     const jsons = this.indexLookup.candidatesOf(collection, filter) ?? this.statements.selectCollection.all(collection);
     return { candidates: parsed(jsons), residual: filter };
+  }
+
+  private *unitDocuments(unit: UnitDocuments, collection: string, ids: string[]): Generator<Document> {
+    for (const id of ids) {
+      const doc = unit.get(collection, id);
+      if (doc) yield doc;
+    }
   }
 
   private *jsonOfIds(collection: string, ids: string[]): Generator<string> {
@@ -179,7 +212,8 @@ export class SqliteReadModelStore implements ReadModelStore {
         return this.update(op.collection, op.filter, op.update, Infinity, false);
       case 'replaceOne': {
         const [existing] = this.matching(op.collection, op.filter, 1);
-        if (existing) return this.write(op.collection, replaceDocument(existing, op.doc));
+        // Shallow: the replacement's values are the op's own.
+        if (existing) return this.write(op.collection, replaceDocument(existing, op.doc), false);
         if (op.upsert) this.insert(op.collection, upsertedDocument(op.filter, op.doc));
         return;
       }
@@ -187,6 +221,7 @@ export class SqliteReadModelStore implements ReadModelStore {
       case 'deleteMany':
         for (const doc of this.matching(op.collection, op.filter, op.op === 'deleteOne' ? 1 : Infinity)) {
           this.statements.delete.run(op.collection, doc._id);
+          this.unit?.deleted(op.collection, doc._id);
         }
         return;
       default:
@@ -197,15 +232,20 @@ export class SqliteReadModelStore implements ReadModelStore {
   private update(collection: string, filter: Filter, update: Update, limit: number, upsert: boolean): void {
     const matches = this.matching(collection, filter, limit);
     if (matches.length === 0 && upsert) return this.insert(collection, upsertedDocument(filter, update));
-    for (const doc of applyUpdate(matches, update)) this.write(collection, doc);
+    const { docs, sharesValues } = applyUpdate(matches, update);
+    for (const doc of docs) this.write(collection, doc, !sharesValues);
   }
 
   private insert(collection: string, doc: Document): void {
     if (typeof doc._id !== 'string') throw new TypeError(`a document in ${collection} needs a string _id`);
-    this.translatingConstraints(collection, doc._id, () => this.statements.insert.run(collection, doc._id, JSON.stringify(doc)));
+    const json = JSON.stringify(doc);
+    this.translatingConstraints(collection, doc._id, () => this.statements.insert.run(collection, doc._id, json));
+    this.unit?.stored(collection, doc._id, json);
   }
 
-  private write(collection: string, doc: Document): void {
+  /** The document changed; inside a commit it is written when the commit ends (`owned`: nothing outside the store holds any part of it). */
+  private write(collection: string, doc: Document, owned: boolean): void {
+    if (this.unit) return this.unit.changed(collection, doc, owned);
     this.translatingConstraints(collection, doc._id, () => this.statements.update.run(JSON.stringify(doc), collection, doc._id));
   }
 

@@ -440,6 +440,27 @@ export function describeReadModelStoreContract(adapterName: string, open: () => 
         expect(await store.getCheckpoint(one)).toBe(10);
         expect(await store.getCheckpoint(two)).toBe(2);
       });
+
+      it('onCommitted hears each applied commit of this store with its checkpoint, the writes already readable; a refused one is not heard', async () => {
+        const collection = uniqueName('heard');
+        const name = uniqueName('cp');
+        const heard: { checkpoint: unknown; found: number }[] = [];
+        const reads: Promise<void>[] = [];
+        const stop = store.onCommitted((checkpoint) => {
+          if (checkpoint !== null && checkpoint.name !== name) return; // another test's commit
+          reads.push(store.count(collection, {}).then((found) => void heard.push({ checkpoint, found })));
+        });
+        await store.commit([insertOp(collection, { _id: 'a' })], { name, position: 1 });
+        await store.commit([insertOp(collection, { _id: 'b' })], { name, position: 1 });
+        await store.commit([insertOp(collection, { _id: 'c' })]);
+        stop();
+        await store.commit([insertOp(collection, { _id: 'd' })], { name, position: 2 });
+        await Promise.all(reads);
+        expect(heard).toEqual([
+          { checkpoint: { name, position: 1 }, found: 1 },
+          { checkpoint: null, found: 2 },
+        ]);
+      });
     });
 
     describe('atomicity', () => {
@@ -472,6 +493,49 @@ export function describeReadModelStoreContract(adapterName: string, open: () => 
         expect(error).toBeInstanceOf(Error);
         expect(await store.find(collection, {}, { sort: { _id: 1 } })).toEqual(seed);
         expect(await store.getCheckpoint(name)).toBe(1);
+      });
+    });
+
+    describe('one commit changing a document again and again', () => {
+      it('each op sees what the ops before it in the commit left, by _id and by any other filter', async () => {
+        const collection = uniqueName('unit');
+        const inc = (filter: Filter, n: number): WriteOp => ({ op: 'updateOne', collection, filter, update: { $inc: { n }, $set: { 'deep.seen': n } } });
+        await store.commit([
+          insertOp(collection, { _id: 'a', org: 'o', n: 0 }),
+          inc({ _id: 'a' }, 1),
+          inc({ _id: 'a' }, 2),
+          inc({ org: 'o' }, 4), // found through the table: it holds what the commit changed so far
+          { op: 'updateMany', collection, filter: { n: 7 }, update: { $set: { seven: true } } },
+          inc({ _id: 'a' }, 8),
+          { op: 'replaceOne', collection, filter: { _id: 'b' }, doc: { _id: 'b', org: 'o', n: 0, deep: { seen: 0 } }, upsert: true },
+          inc({ _id: 'b' }, 1),
+          { op: 'deleteOne', collection, filter: { _id: 'b' } },
+          inc({ _id: 'b' }, 100), // gone: nothing to change
+          insertOp(collection, { _id: 'b', n: 5 }),
+          { op: 'updateOne', collection, filter: { _id: 'b' }, update: { $push: { list: 1 } } },
+          { op: 'updateOne', collection, filter: { _id: 'b' }, update: { $push: { list: 2 } } },
+        ]);
+        expect(await store.find(collection, {}, { sort: { _id: 1 } })).toEqual([
+          { _id: 'a', org: 'o', n: 15, deep: { seen: 8 }, seven: true },
+          { _id: 'b', n: 5, list: [1, 2] },
+        ]);
+      });
+
+      it('a commit refused part-way leaves nothing of it, and its ops committed again apply exactly once', async () => {
+        const collection = uniqueName('unit');
+        const nested = { seen: 0 };
+        const ops: WriteOp[] = [
+          { op: 'replaceOne', collection, filter: { _id: 'a' }, doc: { _id: 'a', n: 0, nested }, upsert: true },
+          { op: 'updateOne', collection, filter: { _id: 'a' }, update: { $inc: { n: 1, 'nested.seen': 1 } } },
+          { op: 'updateOne', collection, filter: { _id: 'a' }, update: { $push: { list: 'x' } } },
+          { op: 'updateOne', collection, filter: { _id: 'a' }, update: { $inc: { n: 1 } } },
+        ];
+        await store.commit([insertOp(collection, { _id: 'taken' }), insertOp(collection, { _id: 'a', old: true })]);
+        expect(await commitError([...ops, insertOp(collection, { _id: 'taken' })])).toBeInstanceOf(DuplicateKeyError);
+        expect(await store.find(collection, {}, { sort: { _id: 1 } })).toEqual([{ _id: 'a', old: true }, { _id: 'taken' }]);
+        expect(nested).toEqual({ seen: 0 });
+        await store.commit(ops);
+        expect(await store.findOne(collection, { _id: 'a' })).toEqual({ _id: 'a', n: 2, nested: { seen: 1 }, list: ['x'] });
       });
     });
 

@@ -1,6 +1,6 @@
 import { Inject, Logger } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { ARBOR_CONFIG, Identity, stepContext, type ArborConfig } from '@arbor/application';
+import { ARBOR_CONFIG, Identity, stepContext, versUrlOf, type ArborConfig } from '@arbor/application';
 import type { OrgMemberDto } from '@arbor/contracts';
 import { conflict, invalid, isRole, notFound, requireEmail, requireMembershipChange, userIdOf, type Role } from '@arbor/domain';
 import { ApiKeyAuthenticator } from '../../auth/api-key-authenticator';
@@ -41,7 +41,7 @@ export class InviteMemberHandler implements ICommandHandler<InviteMemberCommand>
     await this.identity.registerUser(email, context.command);
     await this.identity.addMember(org_id, user_id, role, stepContext(context.command, 'member'));
     const [org, inviter] = await Promise.all([this.account.org(org_id), this.account.user(context.principal.user_id)]);
-    const mail = invitationMail({ email, role, org_name: org.name, inviter: inviter?.email ?? null, public_url: this.config.shellAuth.publicUrl });
+    const mail = invitationMail({ email, role, org_name: org.name, inviter: inviter?.email ?? null, public_url: this.config.shellAuth.publicUrl, vers_url: versUrlOf(this.config.shellAuth.publicUrl, this.config.edge.domain) });
     await this.mailer.send(mail).catch((error: Error) => this.logger.warn(`the invitation to ${email} could not be mailed (they are a member all the same): ${error.message}`));
     return this.account.member(org_id, user_id);
   }

@@ -1,7 +1,7 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { AggregateRepository, Operations, OrgQuotas, stepContext, VmSshKeys } from '@arbor/application';
 import type { ForkRepositoryResponseDto } from '@arbor/contracts';
-import { Commit, conflict, deterministicUuid, Fork, notFound, OrgName, Repository, requireName, vmShareOf } from '@arbor/domain';
+import { Commit, CommitIdReservation, conflict, deterministicUuid, Fork, notFound, OrgName, Repository, repositoryTag, requireName, vmShareOf } from '@arbor/domain';
 import { DataDiskGuard } from '../../vms/data-disk-guard';
 import { VmReadModel } from '../../vms/vm-read-model';
 import { ForkRepositoryCommand } from './fork-repository.command';
@@ -11,7 +11,9 @@ import { ForkRepositoryCommand } from './fork-repository.command';
  * target tag is free: 409; the data disk has room: 507; the org's quota takes the fork's VM and
  * the most its commit can hold: 403), then asks for the fork, a saga the worker carries out step by step,
  * and answers once it is done: 201 with the new VM, commit and reference, or the saga's failure.
- * Every id the fork makes derives from this request's command id, so a retry joins the first.
+ * Every id the fork makes derives from this request's command id, so a retry joins the first. The
+ * commit id is reserved for the fork's VM before the fork is asked for: the id is in the org's feed
+ * from then on, and a client may choose commit ids, so nobody else's commit can take it meanwhile.
  */
 @CommandHandler(ForkRepositoryCommand)
 export class ForkRepositoryHandler implements ICommandHandler<ForkRepositoryCommand> {
@@ -37,11 +39,13 @@ export class ForkRepositoryHandler implements ICommandHandler<ForkRepositoryComm
     if (!(await this.aggregates.appended(Fork, fork_id, command.command_id))) {
       const source_org = (await this.aggregates.load(OrgName, request.source_org)).state.org_id;
       const source = source_org === null ? null : (await this.aggregates.load(Repository, { org_id: source_org, name: request.source_repo })).state;
-      const sourceTag = source?.is_public ? source.tags[request.source_tag] : undefined;
+      const sourceTag = source?.is_public ? repositoryTag(source, request.source_tag) : undefined;
       if (!sourceTag) throw notFound('public repository tag');
       const target = (await this.aggregates.load(Repository, { org_id: principal.org_id, name: repo_name })).state;
-      if (target.tags[tag_name]) throw conflict(`tag '${tag_name}' already exists in repository '${repo_name}'`);
+      if (repositoryTag(target, tag_name)) throw conflict(`tag '${tag_name}' already exists in repository '${repo_name}'`);
       await this.reserve(context, sourceTag.commit_id, id('vm'), id('commit'));
+      const reservation = { type: 'ReserveCommitId' as const, commit_id: id('commit'), vm_id: id('vm') };
+      await this.aggregates.handle(CommitIdReservation, id('commit'), reservation, stepContext(command, 'reserve-fork-commit-id'));
       const now = new Date().toISOString();
       const key = await this.sshKeys.forNewVm(id('vm'));
       await this.operations.run(

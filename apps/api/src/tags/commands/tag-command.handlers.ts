@@ -18,11 +18,12 @@ export class CreateTagHandler implements ICommandHandler<CreateTagCommand> {
     private readonly commits: CommitReadModel,
   ) {}
 
-  async execute({ context, tag_name, commit_id, description }: CreateTagCommand): Promise<CreateCommitTagResponseDto> {
+  async execute({ context, tag_name, commit_id: named, description }: CreateTagCommand): Promise<CreateCommitTagResponseDto> {
     const org_id = context.principal.org_id;
     // The name first: it names the stream, and a bad name is the client's error whatever the commit.
     requireTagName(tag_name);
-    await this.commits.getReadable(org_id, commit_id);
+    // The tag holds the commit's id in the log; the answer names it as the client did.
+    const { _id: commit_id } = await this.commits.getReadable(org_id, named);
     const tag_id = deterministicUuid(context.command.command_id, 'tag');
     const command = { type: 'CreateTag' as const, tag_id, org_id, tag_name, commit_id, description, now: new Date().toISOString() };
     const tag = { org_id, tag_name };
@@ -33,7 +34,7 @@ export class CreateTagHandler implements ICommandHandler<CreateTagCommand> {
       () => this.operations.run(Tag, tag, command, context.command),
       () => this.aggregates.check(Tag, tag, command, context.command),
     );
-    return { tag_id, tag_name, commit_id };
+    return { tag_id, tag_name, commit_id: named };
   }
 }
 
@@ -46,9 +47,9 @@ export class UpdateTagHandler implements ICommandHandler<UpdateTagCommand> {
     private readonly commits: CommitReadModel,
   ) {}
 
-  async execute({ context, tag_name, commit_id, description }: UpdateTagCommand): Promise<void> {
+  async execute({ context, tag_name, commit_id: named, description }: UpdateTagCommand): Promise<void> {
     const org_id = context.principal.org_id;
-    if (commit_id) await this.commits.getReadable(org_id, commit_id);
+    const commit_id = named ? (await this.commits.getReadable(org_id, named))._id : named;
     const command = { type: 'UpdateTag' as const, commit_id, description, now: new Date().toISOString() };
     const update = () => this.operations.run(Tag, { org_id, tag_name }, command, context.command);
     const { state } = await this.aggregates.load(Tag, { org_id, tag_name });

@@ -75,7 +75,7 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
   private async commitVm(context: RequestContext, vm_id: string, count: number, keepPaused: boolean, skipWaitBoot: boolean): Promise<SourceCommit> {
     const org_id = context.principal.org_id;
     const commit_id = deterministicUuid(context.command.command_id, 'branch-commit');
-    const commit = { commit_id, name: `branch-${commit_id.slice(0, 8)}`, description: `branch of vm ${vm_id}`, keep_paused: keepPaused, chosen_by_client: false };
+    const commit = { commit_id, name: `branch-${commit_id.slice(0, 8)}`, description: `branch of vm ${vm_id}`, keep_paused: keepPaused, chosen_id: null };
     const step = stepContext(context.command, 'commit');
     const { vm } = await this.committer.check(org_id, vm_id, commit, skipWaitBoot, step);
     await this.factory.reserve(context, Array.from({ length: count }, () => vm.config));
@@ -85,7 +85,7 @@ export class BranchVmsHandler implements ICommandHandler<BranchVmsCommand> {
       await this.factory.releaseUnrequested(context, count);
       throw error;
     }
-    return { commit: await this.commits.getReadable(org_id, commit_id), through_public_repository: false };
+    return { commit: await this.commits.getReadableById(org_id, commit_id), through_public_repository: false };
   }
 }
 

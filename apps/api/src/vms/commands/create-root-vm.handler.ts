@@ -1,15 +1,18 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { VM_CONFIG_DEFAULTS } from '@arbor/domain';
-import { requireBaseImage } from '../base-images';
+import { BaseImages } from '../base-images';
 import { VmFactory } from '../vm-factory';
 import { CreateRootVmCommand } from './create-root-vm.command';
 
 @CommandHandler(CreateRootVmCommand)
 export class CreateRootVmHandler implements ICommandHandler<CreateRootVmCommand> {
-  constructor(private readonly factory: VmFactory) {}
+  constructor(
+    private readonly factory: VmFactory,
+    private readonly baseImages: BaseImages,
+  ) {}
 
   async execute({ context, config, waitBoot }: CreateRootVmCommand): Promise<{ vm_id: string }> {
-    const image_name = requireBaseImage(config.image_name ?? VM_CONFIG_DEFAULTS.image_name);
+    const { image_name, image_id } = await this.baseImages.resolve(context.principal.org_id, config.image_name ?? VM_CONFIG_DEFAULTS.image_name);
     const vmConfig = {
       vcpu_count: config.vcpu_count ?? VM_CONFIG_DEFAULTS.vcpu_count,
       mem_size_mib: config.mem_size_mib ?? VM_CONFIG_DEFAULTS.mem_size_mib,
@@ -19,7 +22,7 @@ export class CreateRootVmHandler implements ICommandHandler<CreateRootVmCommand>
     };
     await this.factory.reserve(context, [vmConfig]);
     let vm_id = '';
-    await this.factory.createAll(context, [{ config: vmConfig, labels: config.labels ?? null, env: await this.factory.envOf(context) }], waitBoot, (id) => (vm_id = id));
+    await this.factory.createAll(context, [{ config: vmConfig, labels: config.labels ?? null, env: await this.factory.envOf(context), image_id }], waitBoot, (id) => (vm_id = id));
     return { vm_id };
   }
 }

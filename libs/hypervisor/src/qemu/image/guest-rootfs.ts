@@ -2,20 +2,21 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand, runStreamingLines } from '../../host/run-command';
 import { configureSshd } from '../../guest-ssh';
-import { GUEST_INIT } from './guest-init-scripts';
+import { KIT_MOUNT } from '../../kit/kit-paths';
 
 const SUITE = 'bookworm';
 const MIRROR = 'http://deb.debian.org/debian';
 /**
- * qemu-guest-agent runs everything; e2fsprogs grows the disk; openssh-server is the machine's SSH
- * server (guest-ssh.ts); iproute2 configures its network (the driver, through the agent);
- * util-linux-extra has the hwclock that guest-set-time calls.
+ * What the default image offers its users beyond minbase: the guest kit (/.arbor) runs the machine
+ * whatever the image holds, so these are the familiar tools of a Debian machine (its own sshd,
+ * qemu-ga, resize2fs, ip and hwclock), not what Arbor relies on.
  */
 const PACKAGES = ['qemu-guest-agent', 'e2fsprogs', 'openssh-server', 'iproute2', 'util-linux-extra'];
 
 /**
- * A minimal Debian root (debootstrap minbase) with the guest agent and Arbor's small init. Host
- * keys and machine-id are removed: every machine gets its own through the agent after boot.
+ * A minimal Debian root (debootstrap minbase) with the mount point of the guest kit, which boots
+ * it (kit/kit-files.ts). Host keys and machine-id are removed: every machine gets its own through
+ * the agent after boot.
  */
 export async function buildGuestRootfs(root: string, log: (line: string) => void): Promise<void> {
   log(`qemu image: debootstrap --variant=minbase --include=${PACKAGES.join(',')} ${SUITE}`);
@@ -24,7 +25,7 @@ export async function buildGuestRootfs(root: string, log: (line: string) => void
     ['--variant=minbase', `--include=${PACKAGES.join(',')}`, SUITE, root, MIRROR],
     (line) => log(`debootstrap: ${line}`),
   );
-  await writeFile(join(root, 'sbin/arbor-init'), GUEST_INIT, { mode: 0o755 });
+  await mkdir(join(root, KIT_MOUNT.slice(1)), { mode: 0o755 });
   await writeFile(join(root, 'etc/hostname'), 'arbor\n');
   await writeFile(join(root, 'etc/machine-id'), '');
   await writeFile(join(root, 'etc/fstab'), '/dev/vda / ext4 rw,relatime 0 1\n');

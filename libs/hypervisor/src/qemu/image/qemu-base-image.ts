@@ -3,19 +3,26 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withHostLock } from '../../host/host-lock';
 import { unmountAllUnder } from '../../host/host-mounts';
+import { ensureKitDisk, kitDiskPath } from '../kit-disk';
 import { fetchCloudKernel } from './guest-kernel';
 import { buildGuestRootfs, packRootDisk } from './guest-rootfs';
 import { buildInitramfs } from './initramfs';
 
 /** Bump when the recipe changes: a new name means a fresh build next to the old one. */
-const IMAGE_NAME = 'debian-bookworm-v2';
+const IMAGE_NAME = 'debian-bookworm-v3';
 
-/** The files of the built base image. The disk is never written to: machines run on overlays. */
+/**
+ * The files of the built base image: Arbor's kernel and initramfs (which boot every machine, of
+ * any image), the default image's root disk, and the guest kit's disk. The disks are never written
+ * to: machines run on overlays.
+ */
 export interface QemuBaseImage {
   dir: string;
   kernel: string;
   initrd: string;
   disk: string;
+  /** The current guest kit's disk (kit-disk.ts), attached read-only to every new machine. */
+  kit_disk: string;
   /** Size of the base ext4 file system: the smallest disk a machine can have. */
   disk_size_mib: number;
   kernel_release: string;
@@ -25,13 +32,14 @@ export function qemuImageDir(cacheDir: string): string {
   return join(cacheDir, 'qemu', IMAGE_NAME);
 }
 
-/** The cached image, or null when it has not been built yet. */
+/** The cached image with the current kit's disk, or null when either has not been built yet. */
 export async function readQemuBaseImage(cacheDir: string): Promise<QemuBaseImage | null> {
   const dir = qemuImageDir(cacheDir);
   const text = await readFile(join(dir, 'image.json'), 'utf8').catch(() => null);
-  if (text === null) return null;
+  const kit_disk = kitDiskPath(cacheDir);
+  if (text === null || !existsSync(kit_disk)) return null;
   const meta = JSON.parse(text) as Pick<QemuBaseImage, 'disk_size_mib' | 'kernel_release'>;
-  return { dir, kernel: join(dir, 'vmlinuz'), initrd: join(dir, 'initrd.img'), disk: join(dir, 'root.qcow2'), ...meta };
+  return { dir, kernel: join(dir, 'vmlinuz'), initrd: join(dir, 'initrd.img'), disk: join(dir, 'root.qcow2'), kit_disk, ...meta };
 }
 
 /**
@@ -42,6 +50,7 @@ export async function readQemuBaseImage(cacheDir: string): Promise<QemuBaseImage
 export async function ensureQemuBaseImage(cacheDir: string, log: (line: string) => void): Promise<QemuBaseImage> {
   const cached = await readQemuBaseImage(cacheDir);
   if (cached) return cached;
+  await ensureKitDisk(cacheDir, log);
   const target = qemuImageDir(cacheDir);
   await mkdir(join(cacheDir, 'qemu'), { recursive: true });
   await withHostLock(`${target}.lock`, async () => {

@@ -9,7 +9,9 @@ type Touched = Set<string> | 'any';
  * are held and committed together, with the checkpoint of the last event held, once `maxUnits`
  * are held, before a read that a held write may change (a projection reading an earlier
  * document sees it, as it would event by event; a read of a document no held write names goes
- * to the store as it is), and on `flush()`. Each commit holds whole events and names the last of
+ * to the store as it is), and on `flush()`. A read of one document by `_id` whose last held write
+ * made it whole (an insert or an upserting replace by `_id`, as the commits projection writes a
+ * commit's ancestors) is answered from that write, without a commit. Each commit holds whole events and names the last of
  * them, so the checkpoint stays exact: a crash leaves the store at the end of a committed batch.
  *
  * Only for a store nothing else writes meanwhile (the live projector, the read models' only
@@ -19,6 +21,8 @@ type Touched = Set<string> | 'any';
 export class BatchedUnits implements ReadModelStore {
   private held: WriteOp[] = [];
   private readonly touched = new Map<string, Touched>();
+  /** Per collection, the documents held writes made whole (by `_id`: the document the write holds; null: deleted). */
+  private readonly whole = new Map<string, Map<string, Document | null>>();
   private heldUnits = 0;
   private checkpoint: Checkpoint | null = null;
   /** The stored position of each checkpoint name seen, as this store will leave it. */
@@ -51,6 +55,7 @@ export class BatchedUnits implements ReadModelStore {
     const committed = await this.store.commit(ops, checkpoint);
     this.held = [];
     this.touched.clear();
+    this.whole.clear();
     this.heldUnits = 0;
     this.checkpoint = null;
     if (!committed) {
@@ -65,6 +70,10 @@ export class BatchedUnits implements ReadModelStore {
   }
 
   async findOne<T extends Document = Document>(collection: string, filter: Filter): Promise<T | null> {
+    const id = onlyId(filter);
+    const held = id === null ? undefined : this.whole.get(collection)?.get(id);
+    // As the store would answer once the write is committed: its own copy, as JSON holds it.
+    if (held !== undefined) return held === null ? null : (JSON.parse(JSON.stringify({ ...held, _id: id })) as T);
     await this.flushBeforeReading(collection, filter);
     return this.store.findOne<T>(collection, filter);
   }
@@ -76,6 +85,11 @@ export class BatchedUnits implements ReadModelStore {
 
   async getCheckpoint(name: string): Promise<number | null> {
     return this.positionOf(name);
+  }
+
+  /** Commits reach the store underneath, which tells its listeners. */
+  onCommitted(listener: (checkpoint: Checkpoint | null) => void): () => void {
+    return this.store.onCommitted(listener);
   }
 
   async reset(collections: string[], checkpointNames: string[]): Promise<void> {
@@ -106,6 +120,12 @@ export class BatchedUnits implements ReadModelStore {
     const touched = this.touched.get(op.collection) ?? new Set<string>();
     if (id === null || touched === 'any') this.touched.set(op.collection, 'any');
     else this.touched.set(op.collection, touched.add(id));
+    const whole = this.whole.get(op.collection) ?? new Map<string, Document | null>();
+    this.whole.set(op.collection, whole);
+    if (id === null) whole.clear();
+    else if (op.op === 'insertOne' || (op.op === 'replaceOne' && op.upsert)) whole.set(id, op.doc);
+    else if (op.op === 'deleteOne' || op.op === 'deleteMany') whole.set(id, null);
+    else whole.delete(id);
   }
 
   private async positionOf(name: string): Promise<number | null> {

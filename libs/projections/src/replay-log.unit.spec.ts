@@ -57,15 +57,39 @@ describe('replayLog: the log through the projector, many events a commit', () =>
     expect(await batched.findOne('c', { _id: '1' })).toEqual({ _id: '1' }); // no held write names it: read as it is
     expect(await batched.findOne('other', { x: 1 })).toBeNull(); // nothing held for the collection
     expect(await store.getCheckpoint('p')).toBe(3);
-    expect(await batched.findOne('c', { _id: '4' })).toEqual({ _id: '4' }); // a held write names it: flushed first
-    expect(await store.getCheckpoint('p')).toBe(4);
-    await unit(5);
-    expect(await batched.count('c', {})).toBe(5); // any other read of a collection written to: flushed first
+    expect(await batched.findOne('c', { _id: '4' })).toEqual({ _id: '4' }); // a held insert made it whole: read from it
+    expect(await store.getCheckpoint('p')).toBe(3);
+    await batched.commit([{ op: 'updateOne', collection: 'c', filter: { _id: '4' }, update: { $set: { n: 4 } } }], { name: 'p', position: 5 });
+    expect(await batched.findOne('c', { _id: '4' })).toEqual({ _id: '4', n: 4 }); // a held update names it: flushed first
     expect(await store.getCheckpoint('p')).toBe(5);
     await unit(6);
+    expect(await batched.count('c', {})).toBe(5); // any other read of a collection written to: flushed first
+    expect(await store.getCheckpoint('p')).toBe(6);
+    await unit(7);
     await store.commit([], { name: 'p', position: 9 }); // someone else moved the checkpoint
-    await expect(batched.flush()).rejects.toThrow(/moved past 6/);
+    await expect(batched.flush()).rejects.toThrow(/moved past 7/);
     expect(await store.count('c', {})).toBe(5);
+    await store.close();
+  });
+
+  it('answers a read by _id from the held write that made the document whole, as the store would after a commit', async () => {
+    const store = SqliteReadModelStore.open(':memory:');
+    const batched = new BatchedUnits(store, 100);
+    await store.commit([{ op: 'insertOne', collection: 'c', doc: { _id: 'a', old: true } }]);
+    await batched.commit(
+      [
+        { op: 'replaceOne', collection: 'c', filter: { _id: 'a' }, doc: { _id: 'a', nested: { n: 1 }, gone: undefined }, upsert: true },
+        { op: 'replaceOne', collection: 'c', filter: { _id: 'b' }, doc: { _id: 'b', list: [1, 2] }, upsert: true },
+        { op: 'insertOne', collection: 'c', doc: { _id: 'x' } },
+        { op: 'deleteOne', collection: 'c', filter: { _id: 'x' } },
+      ],
+      { name: 'p', position: 1 },
+    );
+    const held = await Promise.all(['a', 'b', 'x'].map((_id) => batched.findOne('c', { _id })));
+    expect(await store.getCheckpoint('p')).toBeNull(); // read from the held writes: nothing committed
+    await batched.flush();
+    expect(held).toEqual(await Promise.all(['a', 'b', 'x'].map((_id) => store.findOne('c', { _id }))));
+    expect(held).toEqual([{ _id: 'a', nested: { n: 1 } }, { _id: 'b', list: [1, 2] }, null]);
     await store.close();
   });
 });

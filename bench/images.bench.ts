@@ -1,0 +1,152 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, openAsBlob, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ExtractionBudget, pullImage, RegistryClient } from '@arbor/image-sources';
+import { InMemoryDriver, type HypervisorDriver } from '@arbor/hypervisor';
+import { busyboxRootEntries, buildOciLayout, pushWithSkopeo } from '../test/support/oci-image';
+import { startTestRegistry } from '../test/support/test-registry';
+import { tarOf } from '../test/support/tar-archives';
+import { startBenchArbor } from './embedded-client';
+import { percentile, report, timed } from './stats';
+
+const MIB = 1024 * 1024;
+
+/**
+ * A root filesystem of about `mib` MiB, the way real ones are: thousands of files, most small, a
+ * few large, in a dozen directories; contents from a counter hashed (incompressible, like
+ * binaries), so compression does not flatter anything. Written as a plain tar at `file`.
+ */
+function makeRootfsTar(file: string, mib: number): { files: number } {
+  const root = mkdtempSync(join(tmpdir(), 'arbor-bench-rootfs-'));
+  try {
+    let bytes = 0;
+    let files = 0;
+    const block = (seed: number, size: number) => {
+      const out = Buffer.alloc(size);
+      for (let offset = 0, n = 0; offset < size; offset += 32, n++) createHash('sha256').update(`${seed}:${n}`).digest().copy(out, offset);
+      return out;
+    };
+    while (bytes < mib * MIB) {
+      const dir = join(root, 'usr', `lib${files % 12}`);
+      if (files < 12) mkdirSync(dir, { recursive: true });
+      // 90% small (1–16 KiB), 9% medium (64–256 KiB), 1% large (1–4 MiB).
+      const kind = files % 100;
+      const size = kind === 0 ? (1 + (files % 4)) * MIB : kind < 10 ? (64 + (files % 193)) * 1024 : 1024 + ((files * 2654435761) % (15 * 1024));
+      writeFileSync(join(dir, `f${files}`), block(files, size));
+      bytes += size;
+      files++;
+    }
+    execFileSync('tar', ['--numeric-owner', '-C', root, '-cf', file, '.']);
+    return { files };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** `tar -xf file` into a fresh directory: the floor any extraction is measured against. */
+function tarExtractMs(file: string): number {
+  const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-tarx-'));
+  try {
+    const start = process.hrtime.bigint();
+    execFileSync('tar', ['--numeric-owner', '-xf', file, '-C', dir]);
+    return Number(process.hrtime.bigint() - start) / 1e6;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Upload and build of a 100 MiB root filesystem through the API (POST /images/upload until the
+ * status says completed), in MiB/s and against `tar -x` of the same file (goal ≤ 1.5×). The driver
+ * builds what it boots from the directory: the in-memory one (by default) costs nearly nothing, so
+ * the figure is the upload, the safe extraction and the job; with a real driver its disk is in it.
+ */
+export async function benchImageUpload(rounds = 3, driver: HypervisorDriver = new InMemoryDriver()): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'arbor-bench-images-'));
+  const bench = await startBenchArbor({}, driver);
+  try {
+    const tar = join(work, 'rootfs.tar');
+    const { files } = makeRootfsTar(tar, 100);
+    const mib = statSync(tar).size / MIB;
+    const uploads: number[] = [];
+    const received: number[] = [];
+    const tars: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const image_name = `bench-${round}`;
+      const start = process.hrtime.bigint();
+      const [, ms] = await timed(async () => {
+        const form = new FormData();
+        form.append('file', await openAsBlob(tar), 'rootfs.tar');
+        const response = await fetch(`${bench.arbor.url}/api/v1/images/upload?image_name=${image_name}&size_mib=512`, { method: 'POST', headers: { authorization: `Bearer ${bench.arbor.createdAdminKey}` }, body: form });
+        if (response.status !== 201) throw new Error(`upload: ${response.status} ${await response.text()}`);
+        received.push(Number(process.hrtime.bigint() - start) / 1e6);
+        for (;;) {
+          const { status, error_message } = await bench.call('GET', `/api/v1/images/${image_name}/status`);
+          if (status === 'completed') return;
+          if (status === 'failed') throw new Error(`build failed: ${error_message}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      });
+      uploads.push(ms);
+      tars.push(tarExtractMs(tar));
+    }
+    const upload = percentile(uploads, 50);
+    const floor = percentile(tars, 50);
+    console.log(`image upload + build (embedded, real HTTP, ${driver.name} driver, ${mib.toFixed(0)} MiB root filesystem of ${files} files, plain tar, ${rounds} rounds)`);
+    report([
+      ['upload + build, p50', `${(upload / 1000).toFixed(2)} s = ${(mib / (upload / 1000)).toFixed(0)} MiB/s`],
+      ['of which the upload (201), p50', `${(percentile(received, 50) / 1000).toFixed(2)} s`],
+      ['tar -x of the same file, p50', `${(floor / 1000).toFixed(2)} s = ${(mib / (floor / 1000)).toFixed(0)} MiB/s`],
+      ['upload + build ÷ tar -x (goal ≤ 1.5×)', `×${(upload / floor).toFixed(2)}`],
+    ]);
+  } finally {
+    await bench.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A pull of the test image (a busybox root, then a ~100 MiB layer of files) from Debian's
+ * docker-registry on loopback: Arbor's client (download, verify, unpack into a root filesystem)
+ * against `skopeo copy` of it into an OCI layout (download and verify only).
+ */
+export async function benchRegistryPull(rounds = 3): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'arbor-bench-pull-'));
+  const registry = await startTestRegistry();
+  try {
+    const big = join(work, 'big.tar');
+    makeRootfsTar(big, 100);
+    const layout = join(work, 'layout');
+    buildOciLayout(layout, 'v1', [
+      { tar: await tarOf(busyboxRootEntries()), compression: 'gzip' },
+      { tar: require('node:fs').readFileSync(big), compression: 'gzip' },
+    ]);
+    await pushWithSkopeo(layout, 'v1', `${registry.host}/bench/image:v1`);
+    const ours: number[] = [];
+    const skopeo: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const rootfs = join(work, `rootfs-${round}`);
+      mkdirSync(rootfs);
+      const client = new RegistryClient({ insecureRegistries: [registry.host] });
+      ours.push(
+        (await timed(() => pullImage(`${registry.host}/bench/image:v1`, rootfs, { client, scratchDir: join(work, `layers-${round}`), maxDownloadBytes: 1 << 30, budget: new ExtractionBudget(2 * 1024 * MIB, 1_000_000) })))[1],
+      );
+      rmSync(rootfs, { recursive: true, force: true });
+      const target = join(work, `skopeo-${round}`);
+      skopeo.push((await timed(async () => execFileSync('skopeo', ['copy', '--quiet', '--insecure-policy', '--src-tls-verify=false', `docker://${registry.host}/bench/image:v1`, `oci:${target}:v1`])))[1]);
+      rmSync(target, { recursive: true, force: true });
+    }
+    const size = statSync(big).size / MIB;
+    console.log(`registry pull (docker-registry on loopback, 2 gzip layers, ${size.toFixed(0)} MiB unpacked, ${rounds} rounds)`);
+    report([
+      ['Arbor: pull + verify + unpack, p50', `${(percentile(ours, 50) / 1000).toFixed(2)} s`],
+      ['skopeo copy to an OCI layout, p50', `${(percentile(skopeo, 50) / 1000).toFixed(2)} s`],
+      ['Arbor ÷ skopeo', `×${(percentile(ours, 50) / percentile(skopeo, 50)).toFixed(2)}`],
+    ]);
+  } finally {
+    await registry.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}

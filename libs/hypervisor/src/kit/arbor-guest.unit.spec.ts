@@ -1,0 +1,60 @@
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compileGuestHelper } from './guest-helper-build';
+import { KIT_INIT, SSHD_START } from './kit-files';
+
+/**
+ * The guest helper's commands besides exec (ordered-output.unit.spec.ts has exec), run here on
+ * the host: the static binary is the same one machines run.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'arbor-guest-helper-'));
+const helper = join(dir, 'arbor-guest');
+beforeAll(() => compileGuestHelper(helper), 60_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the guest helper', () => {
+  it('supervises services: starts each again after it exits, with its arguments intact', async () => {
+    const log = join(dir, 'starts');
+    writeFileSync(join(dir, 'service'), `#!/bin/sh\necho "$1|$2" >> ${log}\n`, { mode: 0o755 });
+    const supervisor = spawn(helper, ['supervise', '--', join(dir, 'service'), "it's here", 'a b', '--', join(dir, 'service'), 'second'], { stdio: 'ignore' });
+    await new Promise((resolve) => setTimeout(resolve, 1800));
+    supervisor.kill('SIGKILL');
+    const starts = readFileSync(log, 'utf8').trim().split('\n');
+    expect(starts.filter((line) => line === "it's here|a b").length).toBeGreaterThanOrEqual(3); // then every half second
+    expect(starts.filter((line) => line === 'second|').length).toBeGreaterThanOrEqual(3);
+    expect(new Set(starts)).toEqual(new Set(["it's here|a b", 'second|']));
+  });
+
+  it("turns an environment file into one sshd SetEnv line, quoted as sshd's parser reads it", () => {
+    const file = join(dir, 'environment');
+    writeFileSync(file, ['A=1', 'QUOTED="with spaces"', 'TRICKY=say "hi" \\ there', '# comment', 'not a pair', ''].join('\n'));
+    expect(execFileSync(helper, ['sshd-environment', file], { encoding: 'utf8' })).toBe('SetEnv "A=1" "QUOTED=with spaces" "TRICKY=say \\"hi\\" \\\\ there"\n');
+    expect(execFileSync(helper, ['sshd-environment', join(dir, 'missing')], { encoding: 'utf8' })).toBe('');
+  });
+
+  it('measures a root filesystem without following its symlinks, and refuses one with a hard link to a file outside it', () => {
+    const root = join(dir, 'root');
+    mkdirSync(join(root, 'etc'), { recursive: true });
+    writeFileSync(join(root, 'etc/file'), 'twelve bytes');
+    linkSync(join(root, 'etc/file'), join(root, 'etc/same-file'));
+    symlinkSync('/etc/shadow', join(root, 'etc/shadow-link'));
+    writeFileSync(join(root, 'etc/sparse'), '');
+    truncateSync(join(root, 'etc/sparse'), 1 << 40); // 1 TiB long, nothing in it
+    const measured = execFileSync(helper, ['prepare-tree', root], { encoding: 'utf8' });
+    // etc, file, same-file, the symlink, sparse: as du counts them (the sparse file costs nothing).
+    const du = Number(execFileSync('du', ['-s', '-B1', '--count-links', root], { encoding: 'utf8' }).split('\t')[0]) - Number(execFileSync('stat', ['-c', '%b', root], { encoding: 'utf8' })) * 512;
+    expect(measured).toBe(`entries=5 bytes=${du}\n`);
+    expect(du).toBeLessThan(1 << 20);
+    writeFileSync(join(dir, 'outside'), 'host data');
+    linkSync(join(dir, 'outside'), join(root, 'etc/linked-out'));
+    const refused = spawnSync(helper, ['prepare-tree', root], { encoding: 'utf8' });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/has 2 hard links, only 1 of them inside the tree/);
+  });
+
+  it("ships an init and an sshd start that the kit's shell can parse", () => {
+    for (const script of [KIT_INIT, SSHD_START]) expect(() => execFileSync('busybox', ['sh', '-n', '-c', script], { stdio: 'pipe' })).not.toThrow();
+  });
+});
