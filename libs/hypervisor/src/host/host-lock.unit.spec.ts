@@ -6,13 +6,14 @@ import { withHostLock } from './host-lock';
 
 /**
  * A process that holds the lock (flock(1): the same flock(2) lock; --close, so only flock itself
- * holds it) until it is killed or `ms` pass, then touches `done` before it lets go.
+ * holds it) until it is killed or `ms` pass, then touches `done` before it lets go. It leads a
+ * process group of its own, so a kill takes its shell and sleep along (they would outlive the test).
  */
 function otherProcessHolding(lockPath: string, ms: number, done: string): Promise<{ kill: () => void }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('flock', ['--exclusive', '--close', lockPath, 'sh', '-c', `echo held; sleep ${ms / 1000}; touch ${done}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('flock', ['--exclusive', '--close', lockPath, 'sh', '-c', `echo held; sleep ${ms / 1000}; touch ${done}`], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
     child.once('error', reject);
-    child.stdout.once('data', () => resolve({ kill: () => child.kill('SIGKILL') }));
+    child.stdout.once('data', () => resolve({ kill: () => process.kill(-child.pid!, 'SIGKILL') }));
   });
 }
 
