@@ -34,12 +34,36 @@ export async function traceFileSyscalls<T>(work: () => Promise<T>): Promise<{ re
     await mark('start');
     const result = await work();
     await mark('end');
-    return { result, calls: readFileSync(output, 'utf8').split('\n').filter(Boolean) };
+    return { result, calls: joinInterrupted(readFileSync(output, 'utf8').split('\n').filter(Boolean)) };
   } finally {
     tracer.kill('SIGINT');
     await exited;
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One line per call: when another traced thread makes a call meanwhile, strace splits a call into
+ * `PID name(args <unfinished ...>` and, later, `PID <... name resumed>rest`. The call is put back
+ * together where it began, so a pattern over a whole call matches however busy the process was.
+ */
+function joinInterrupted(lines: string[]): string[] {
+  const calls: string[] = [];
+  const open = new Map<string, number>();
+  for (const line of lines) {
+    const unfinished = line.match(/^(\d+) (.*) <unfinished \.\.\.>$/);
+    const resumed = line.match(/^(\d+) <\.\.\. [\w]+ resumed>(.*)$/);
+    if (unfinished) {
+      open.set(unfinished[1], calls.length);
+      calls.push(`${unfinished[1]} ${unfinished[2]}`);
+    } else if (resumed && open.has(resumed[1])) {
+      calls[open.get(resumed[1])!] += resumed[2];
+      open.delete(resumed[1]);
+    } else {
+      calls.push(line);
+    }
+  }
+  return calls;
 }
 
 /** The index of the first call matching `pattern` at or after `from` (-1 when none). */
