@@ -13,6 +13,12 @@ import { WorkerStateFile } from './worker-state-file';
 
 /** Entities a resync reacts to between two turns of the event loop. */
 const RESYNC_SLICE = 16;
+/**
+ * How long a resync waits for a slice's reactions before it goes on to the next: a reaction that
+ * takes longer (a boot, a long exec, a deploy waiting for its VM) runs on in its queue, and must
+ * not hold up the look at every other entity (a machine that died unnoticed until it ends).
+ */
+const RESYNC_SLICE_WAIT_MS = 1_000;
 
 export interface VmWorkerOptions {
   /** Where the worker keeps its checkpoint (one file per worker). */
@@ -91,6 +97,7 @@ export class VmWorker {
   }
 
   async start(): Promise<void> {
+    this.stopped = false; // started again after a stop
     const saved = await this.stateFile.read();
     this.position = saved.position;
     saved.streams.forEach((stream) => this.known.add(stream));
@@ -123,7 +130,10 @@ export class VmWorker {
     try {
       const streams = [...this.known];
       for (let i = 0; i < streams.length && !this.stopped; i += RESYNC_SLICE) {
-        await Promise.all(streams.slice(i, i + RESYNC_SLICE).map((stream) => (this.queues.has(stream) ? undefined : this.enqueue(stream))));
+        const slice = Promise.all(streams.slice(i, i + RESYNC_SLICE).map((stream) => (this.queues.has(stream) ? undefined : this.enqueue(stream))));
+        let waited: NodeJS.Timeout | undefined;
+        await Promise.race([slice, new Promise((resolve) => (waited = setTimeout(resolve, RESYNC_SLICE_WAIT_MS)))]);
+        clearTimeout(waited);
         await new Promise((resolve) => setImmediate(resolve));
       }
     } finally {

@@ -146,6 +146,31 @@ describe('vm-worker reconcile', () => {
     await until(async () => (await bed.types(Vm.stream(vm))).includes('VmDied'));
     expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmDied']);
   });
+
+  it('a worker stopped and started again goes on resyncing', async () => {
+    const vm = randomUUID();
+    const worker = await bed.start(driver, 'worker-1', { resyncIntervalMs: 20 });
+    await bed.requestVm(vm);
+    await bed.settle();
+    await worker.stop();
+    await worker.start();
+    driver.lose(vm);
+    await until(async () => (await bed.types(Vm.stream(vm))).includes('VmDied'));
+  });
+
+  it('a reaction the resync started that takes long does not hold up the next looks at the other VMs', async () => {
+    const [slow, other] = [randomUUID(), randomUUID()];
+    await bed.start(driver, 'worker-1', { resyncIntervalMs: 20 });
+    await bed.requestVm(slow);
+    await bed.requestVm(other);
+    await bed.settle();
+    driver.slowDown('resume', 8_000);
+    await driver.pause(slow); // behind the worker's back: a resync resumes it, for 8 s (longer than the look below waits)
+    await until(async () => driver.calls.includes(`resume ${slow}`));
+    driver.lose(other);
+    await until(async () => (await bed.types(Vm.stream(other))).includes('VmDied'));
+    driver.slowDown('resume', 0);
+  });
 });
 
 /**
