@@ -43,14 +43,15 @@ export async function traceFileSyscalls<T>(work: () => Promise<T>): Promise<{ re
 }
 
 /**
- * One line per call: when another traced thread makes a call meanwhile, strace splits a call into
+ * One line per call, `PID call(...)`: when another traced thread makes a call meanwhile, strace splits a call into
  * `PID name(args <unfinished ...>` and, later, `PID <... name resumed>rest`. The call is put back
  * together where it began, so a pattern over a whole call matches however busy the process was.
  */
 function joinInterrupted(lines: string[]): string[] {
   const calls: string[] = [];
   const open = new Map<string, number>();
-  for (const line of lines) {
+  for (const raw of lines) {
+    const line = raw.replace(/^(\d+)\s+/, '$1 '); // strace pads a short pid to a column
     const unfinished = line.match(/^(\d+) (.*) <unfinished \.\.\.>$/);
     const resumed = line.match(/^(\d+) <\.\.\. [\w]+ resumed>(.*)$/);
     if (unfinished) {
