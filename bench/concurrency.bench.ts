@@ -1,3 +1,5 @@
+import { loadavg } from 'node:os';
+import { InMemoryDriver } from '@arbor/hypervisor';
 import { startBenchArbor } from './embedded-client';
 import { report, spreadOf, timed } from './stats';
 
@@ -24,22 +26,35 @@ async function allAtOnce(count: number, call: (index: number) => Promise<unknown
 }
 
 const summary = (outcomes: Outcome[], wallMs: number) => {
+  if (outcomes.length === 0) return 'none';
   const errors = outcomes.filter((outcome) => outcome.error);
   const first = errors[0]?.error ? ` (first: ${errors[0].error.slice(0, 120)})` : '';
   return `${spreadOf(outcomes.map((outcome) => outcome.ms))}, wall ${(wallMs / 1000).toFixed(2)} s, ${errors.length} error(s)${first}`;
 };
 
-/** `count` concurrent `POST /vm/new_root?wait_boot=true`, then `count` concurrent deletes, through the API. */
-export async function benchConcurrentMachines(hypervisor: 'sandbox' | 'qemu', count: number): Promise<void> {
-  const bench = await startBenchArbor({ HYPERVISOR: hypervisor });
+/**
+ * `count` concurrent `POST /vm/new_root?wait_boot=true` (the default VM config), then `count`
+ * concurrent deletes, through the API. The org's quotas are raised to fit them. `memory` runs the
+ * same on in-memory machines: the control plane's own share of the figures. The sandbox keeps
+ * `warmPool` machines booted ahead (ARBOR_SANDBOX_WARM_POOL), filled before the burst.
+ */
+export async function benchConcurrentMachines(hypervisor: 'sandbox' | 'qemu' | 'memory', count: number, warmPool = 0): Promise<void> {
+  const quotas = { ARBOR_QUOTA_VMS: String(count * 2), ARBOR_QUOTA_VCPUS: String(count * 2), ARBOR_QUOTA_MEMORY_MIB: String(Math.max(32 * 1024, count * 1024)) };
+  const bench =
+    hypervisor === 'memory'
+      ? await startBenchArbor(quotas, new InMemoryDriver())
+      : await startBenchArbor({ HYPERVISOR: hypervisor, ARBOR_SANDBOX_WARM_POOL: String(warmPool), ...quotas });
   try {
+    const [, filled] = await timed(async () => (bench.arbor.driver as { warmPoolFull?: () => Promise<void> }).warmPoolFull?.());
+    const load = loadavg()[0]; // before the burst: what else the host was doing
     const vms: string[] = [];
     const [created, createWall] = await allAtOnce(count, async () => {
-      const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { mem_size_mib: 128, fs_size_mib: 256 } });
+      const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: {} });
       vms.push(vm_id);
     });
     const [deleted, deleteWall] = await allAtOnce(vms.length, (index) => bench.call('DELETE', `/api/v1/vm/${vms[index]}`));
-    console.log(`${count} machines at once (${hypervisor}, embedded service, real HTTP)`);
+    const pool = warmPool > 0 ? `, a warm pool of ${warmPool} (filled in ${(filled / 1000).toFixed(1)} s before)` : '';
+    console.log(`${count} machines at once (${hypervisor}${pool}, embedded service, real HTTP, load average ${load.toFixed(1)} before)`);
     report([
       [`${count} concurrent POST /vm/new_root?wait_boot=true`, summary(created, createWall)],
       [`${vms.length} concurrent DELETE /vm/{id}`, summary(deleted, deleteWall)],

@@ -22,6 +22,8 @@ interface Counts {
 
 interface DriverSamples {
   createToExec: number[];
+  /** Sandbox: creates made from nothing (no warm machine to claim). */
+  coldCreateToExec: number[];
   exec: number[];
   commit: number[];
   /** Pause windows seen during the commits, by what was watched (see pauseWatchers). */
@@ -47,7 +49,8 @@ interface Row {
 export async function benchDriver(kind: DriverKind, rounds: number): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-drv-'));
   const config = { dataDir, cacheDir: loadConfig(process.env).cacheDir };
-  const driver: HypervisorDriver = kind === 'sandbox' ? createSandboxDriver(config) : createQemuDriver(config);
+  // The sandbox's creates claim warm machines (a pool as large as the creates), as they do by default.
+  const driver: HypervisorDriver = kind === 'sandbox' ? createSandboxDriver({ ...config, sandboxWarmPool: rounds }) : createQemuDriver(config);
   const counts: Counts = { creates: rounds, execs: Math.max(50, rounds * 10), commits: rounds, branches: rounds };
   try {
     const probe = await driver.probe();
@@ -57,6 +60,7 @@ export async function benchDriver(kind: DriverKind, rounds: number): Promise<voi
     }
     await driver.prepare();
     const { samples, source } = await measureThroughDriver(driver, kind, counts);
+    if (kind === 'sandbox') samples.coldCreateToExec = await coldCreates(config.cacheDir, counts.creates);
     console.log(
       `${kind} driver (${probe.reason.split(':')[0]}) vs. the bare primitives it is built from: ` +
         `${counts.creates} creates, ${counts.execs} execs, ${counts.commits} commits, ${counts.branches} branches`,
@@ -72,7 +76,8 @@ export async function benchDriver(kind: DriverKind, rounds: number): Promise<voi
       const freezer = { name: 'runc pause → resume', samples: bare.freezerCycle };
       const copy = { name: 'cp -a upper', samples: bare.copyUpper };
       printRows([
-        { what: 'create → first exec answered', driver: samples.createToExec, bare: [overlay, exec] },
+        { what: 'create (warm pool) → first exec answered', driver: samples.createToExec, bare: [overlay, exec] },
+        { what: 'create (cold) → first exec answered', driver: samples.coldCreateToExec, bare: [overlay, exec] },
         { what: 'exec `true` round trip', driver: samples.exec, bare: [exec] },
         { what: 'commit (whole call)', driver: samples.commit, bare: [freezer, copy] },
         { what: 'commit: source frozen', driver: samples.paused.frozen, bare: [freezer, copy] },
@@ -116,10 +121,12 @@ export async function benchDriver(kind: DriverKind, rounds: number): Promise<voi
 
 /** Everything through the HypervisorDriver interface; leaves the source machine running. */
 async function measureThroughDriver(driver: HypervisorDriver, kind: DriverKind, counts: Counts): Promise<{ samples: DriverSamples; source: string }> {
-  const samples: DriverSamples = { createToExec: [], exec: [], commit: [], paused: {}, branchToExec: [] };
+  const samples: DriverSamples = { createToExec: [], coldCreateToExec: [], exec: [], commit: [], paused: {}, branchToExec: [] };
   let source: string | null = null;
   for (let i = 0; i < counts.creates; i++) {
-    const spec: MachineSpec = { ...childSpec(), vcpu_count: 1, mem_size_mib: 256, fs_size_mib: 1024, image_name: 'default' };
+    const spec = benchSpec(kind);
+    // Creates arriving slower than the pool refills: each finds a warm machine waiting.
+    await (driver as { warmPoolFull?: () => Promise<void> }).warmPoolFull?.();
     samples.createToExec.push((await timed(async () => {
       await driver.create(spec);
       await execOk(driver, spec.vm_id, ['true']);
@@ -171,6 +178,34 @@ function pauseWatchers(kind: DriverKind): Record<string, ReturnType<typeof watch
       ([command]) => command === 'guest-fsfreeze-thaw',
     ),
   };
+}
+
+/** The machines measured: the sandbox's in the shape of a VM asked for with the defaults (the warm pool's); qemu's smaller (TCG). */
+function benchSpec(kind: DriverKind): MachineSpec {
+  return { ...childSpec(), vcpu_count: 1, mem_size_mib: kind === 'sandbox' ? 512 : 256, fs_size_mib: 1024, image_name: 'default' };
+}
+
+/** Sandbox creates from nothing, one at a time, on a driver of their own without a warm pool. */
+async function coldCreates(cacheDir: string, count: number): Promise<number[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-cold-'));
+  const driver = createSandboxDriver({ dataDir, cacheDir });
+  const samples: number[] = [];
+  try {
+    await driver.prepare();
+    for (let i = 0; i < count; i++) {
+      const spec = benchSpec('sandbox');
+      samples.push((await timed(async () => {
+        await driver.create(spec);
+        await execOk(driver, spec.vm_id, ['true']);
+      }))[1]);
+      await driver.destroy(spec.vm_id);
+    }
+  } finally {
+    await destroyEverything(driver);
+    await driver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return samples;
 }
 
 /** A fresh identity; no authorized SSH key (writing one is a single small file either way). */

@@ -1,3 +1,4 @@
+import '../apps/vm-worker/src/uv-threadpool';
 import 'reflect-metadata';
 import { cpus, totalmem } from 'node:os';
 import { benchApiLatency } from './api-latency.bench';

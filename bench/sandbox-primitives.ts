@@ -32,20 +32,23 @@ export interface SandboxTarget {
 export async function measureSandboxPrimitives(target: SandboxTarget, counts: { ops: number; execs: number }): Promise<SandboxPrimitiveSamples> {
   const samples: SandboxPrimitiveSamples = { runcExecTrue: [], overlayMount: [], freezerCycle: [], copyUpper: [] };
   const runtime = new OciRuntime(join(target.stateDir, '.runc'));
-  const exec = ['--root', runtime.root, 'exec', target.vm_id, 'true'];
+  // A machine claimed from the warm pool runs under the id it was booted with.
+  const layout = new MachineLayout(target.stateDir, target.vm_id);
+  const container = (await layout.readRecord())?.container ?? target.vm_id;
+  const exec = ['--root', runtime.root, 'exec', container, 'true'];
   for (let i = 0; i < counts.execs; i++) samples.runcExecTrue.push((await timed(() => run('runc', exec, { env: HOST_ENV })))[1]);
 
   // The runtime's freezer: runc pause then resume, each waited out by runc. Measured after the
   // driver benchmark's pause watch.
   for (let i = 0; i < counts.ops; i++) {
     samples.freezerCycle.push((await timed(async () => {
-      await runtime.setPaused(target.vm_id, true);
-      await runtime.setPaused(target.vm_id, false);
+      await runtime.setPaused(container, true);
+      await runtime.setPaused(container, false);
     }))[1]);
   }
 
   await mkdir(target.scratchDir, { recursive: true });
-  const upper = new MachineLayout(target.stateDir, target.vm_id).upper;
+  const upper = layout.upper;
   for (let i = 0; i < counts.ops; i++) {
     const copy = join(target.scratchDir, `copy-${i}`);
     await mkdir(copy, { recursive: true });

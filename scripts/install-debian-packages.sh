@@ -7,14 +7,14 @@ packages=""
 for purpose in "$@"; do
   case "$purpose" in
     # sandbox driver: runc runs its machines (OCI runtime); debootstrap builds its base root
-    # filesystem; btrfs-progs its machine disks; util-linux losetup/findmnt/flock; openssh-client
-    # ssh-keygen for machine identities (and ssh, which the tests reach machines with); iproute2
-    # and nftables the machines' networks (bridge, veth/tap ports, isolation and NAT rules); git
-    # the deploys' clones (on the worker's host) and their ls-remote (on the api's). gcc,
-    # libc6-dev and patchelf build the guest kit every machine runs from /.arbor (the static
-    # helper, Debian's sshd and qemu-ga made to run in any root); busybox-static is in the kit and
-    # in the image tests' bare root. strace shows the tests that machines and snapshots are fsynced
-    # into place.
+    # filesystem; btrfs-progs its machine disks; util-linux losetup/findmnt/nsenter; openssh-client
+    # ssh and ssh-keygen, which the tests reach and check machines with (host keys are made
+    # in-process; host locks are held by perl, which every Debian has); iproute2 and nftables the
+    # machines' networks (bridge, veth/tap ports, isolation and NAT rules); git the deploys' clones
+    # (on the worker's host) and their ls-remote (on the api's). gcc, libc6-dev and patchelf build
+    # the guest kit every machine runs from /.arbor (the static helper, Debian's sshd and qemu-ga
+    # made to run in any root); busybox-static is in the kit and in the image tests' bare root.
+    # strace shows the tests that machines and snapshots are fsynced into place.
     sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables git gcc libc6-dev patchelf busybox-static strace" ;;
     # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
     # its guest image (root disk, initramfs) and images' disks; gcc, libc6-dev and patchelf the

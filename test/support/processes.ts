@@ -135,6 +135,7 @@ export async function startProcessTrio(options: ProcessTrioOptions): Promise<Pro
   const stop = async () => {
     await Promise.all([running.api, running.projector, running.worker].map((p) => stopProcess(p)));
     for (const machine of await driver.list()) await driver.destroy(machine.vm_id);
+    await driver.destroyWarmMachines(); // and what a killed worker left: its warm pool, machines half taken down
     for (const dataDir of new Set(Object.values(dirs))) rmSync(dataDir, { recursive: true, force: true });
   };
   let adminKey: string;

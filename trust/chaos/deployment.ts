@@ -65,6 +65,7 @@ export async function embeddedProcess(): Promise<ChaosDeployment> {
   const stop = async () => {
     await stopProcess(running);
     for (const machine of await driver.list()) await driver.destroy(machine.vm_id);
+    await driver.destroyWarmMachines(); // and what a killed process left: its warm pool, machines half taken down
     rmSync(dataDir, { recursive: true, force: true });
   };
   let running: RunningProcess;

@@ -46,6 +46,7 @@ export async function startEmbedded(
     stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`),
     workerId: config.workerId,
     resyncIntervalMs: config.resyncIntervalMs,
+    concurrency: config.workerConcurrency,
     secrets: infra.secrets.events,
     log,
     resources: config.resources,

@@ -1,3 +1,4 @@
+import '../../vm-worker/src/uv-threadpool';
 import 'reflect-metadata';
 import { announceAdminKey, runArborProcess } from '@arbor/application';
 import { announceEdge } from '../../edge/src/announce-edge';

@@ -12,6 +12,7 @@ import type { StreamReactor } from './stream-reactor';
  */
 export class CommitReactor implements StreamReactor {
   readonly aggregate = Commit;
+  readonly machineWork = true;
 
   constructor(
     private readonly aggregates: AggregateRepository,

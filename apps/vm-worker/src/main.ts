@@ -1,3 +1,4 @@
+import './uv-threadpool';
 import 'reflect-metadata';
 import { join } from 'node:path';
 import { openEventStore, runArborProcess, Secrets } from '@arbor/application';
@@ -22,6 +23,7 @@ runArborProcess('worker', async (config, log) => {
     stateFile: join(config.dataDir, 'worker', `${config.workerId}.json`),
     workerId: config.workerId,
     resyncIntervalMs: config.resyncIntervalMs,
+    concurrency: config.workerConcurrency,
     secrets: secrets.events,
     log,
     resources: config.resources,

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import type { ArborConfig } from '@arbor/application';
+import { VM_CONFIG_DEFAULTS } from '@arbor/domain';
 import { type HypervisorDriver, QemuDriver, SandboxDriver, selectDriver } from '@arbor/hypervisor';
 
-type DriverPaths = Pick<ArborConfig, 'dataDir' | 'cacheDir'> & Partial<Pick<ArborConfig, 'vmNetwork'>>;
+type DriverPaths = Pick<ArborConfig, 'dataDir' | 'cacheDir'> & Partial<Pick<ArborConfig, 'vmNetwork' | 'sandboxWarmPool'>>;
 
 /**
  * Machines, snapshots and built images live in the data directory; the built-in base images and
@@ -16,8 +17,11 @@ const paths = (config: DriverPaths, driver: string) => ({
   network: config.vmNetwork,
 });
 
+/** The warm pool starts in the shape of a VM asked for with the defaults (it follows what creates ask for). */
 export function createSandboxDriver(config: DriverPaths, log?: (line: string) => void): SandboxDriver {
-  return new SandboxDriver({ ...paths(config, 'sandbox'), log });
+  const { vcpu_count, mem_size_mib, fs_size_mib } = VM_CONFIG_DEFAULTS;
+  const warmPool = { size: config.sandboxWarmPool ?? 0, shape: { vcpu_count, mem_size_mib, fs_size_mib } };
+  return new SandboxDriver({ ...paths(config, 'sandbox'), warmPool, log });
 }
 
 export function createQemuDriver(config: DriverPaths, log?: (line: string) => void): QemuDriver {

@@ -10,6 +10,13 @@ export interface StreamReactor {
   /** The aggregate whose streams it acts on (its entry in the table of aggregates). */
   readonly aggregate: KeyedAggregate<any, any, any>;
   /**
+   * Its reactions work machines (create, destroy, commit, free a snapshot): they take a slot of the
+   * worker's pool of machine work (ARBOR_WORKER_CONCURRENCY). Not for what may run for as long as a
+   * user wants (an exec) or waits on other reactions (a deploy: its VM's boot needs a slot) or for
+   * minutes (an image build), nor for what only appends.
+   */
+  readonly machineWork?: boolean;
+  /**
    * Brings the entity in line with its stream: makes the driver calls needed and appends their
    * outcomes. Must be idempotent: reacting to a converged entity does nothing. Returns true while
    * the entity still needs this host's attention (it is then resynced periodically).

@@ -21,6 +21,7 @@ export interface ReconcilerBounds {
  */
 export class VmReconciler implements StreamReactor {
   readonly aggregate = Vm;
+  readonly machineWork = true;
   /**
    * VMs last found converged (the machine as the log wants it, nothing pending), with the stream
    * revision and machine state seen then. While both still read the same, reacting again would

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { AggregateRepository, EventSecrets, loadDeployConfig, loadImageSettings, loadResourceSettings, type DeployConfig, type ImageSettings, type ResourceSettings } from '@arbor/application';
+import { AggregateRepository, defaultWorkerConcurrency, EventSecrets, loadDeployConfig, loadImageSettings, loadResourceSettings, type DeployConfig, type ImageSettings, type ResourceSettings } from '@arbor/application';
 import { aggregateOfStream, type AnyAggregate } from '@arbor/domain';
 import type { AllSubscription, EventStore } from '@arbor/event-store';
 import type { HypervisorDriver } from '@arbor/hypervisor';
@@ -8,6 +8,7 @@ import { instrumentDriver } from './instrumented-driver';
 import type { StreamReactor } from './stream-reactor';
 import { createReactors } from './reactors';
 import { VmPlacements } from './vm-placements';
+import { WorkPool } from './work-pool';
 import { WorkerStateFile } from './worker-state-file';
 
 /** Entities a resync reacts to between two turns of the event loop. */
@@ -39,6 +40,8 @@ export interface VmWorkerOptions {
   resources?: ResourceSettings;
   /** Whose disk the floor is checked on, where deploys clone and image jobs work (default: the state file's directory). */
   dataDir?: string;
+  /** Machine operations at once, on different VMs (ARBOR_WORKER_CONCURRENCY; default: defaultWorkerConcurrency()). */
+  concurrency?: number;
   /** The git host deploys clone from and their bounds (default: the defaults of ARBOR_GIT_*, ARBOR_DEPLOY_*). */
   deploy?: DeployConfig;
   /** How base images are made (default: the defaults of ARBOR_IMAGE_*, uploads under the data directory). */
@@ -47,9 +50,10 @@ export interface VmWorkerOptions {
 
 /**
  * Follows the log with a durable checkpoint and hands each event to the reactor owning its
- * stream. Entities react one at a time each (in log order) and in parallel across entities; the
- * checkpoint only moves past an event once its reaction has finished, so a crash replays it
- * (harmlessly: reacting is idempotent).
+ * stream. Entities react one at a time each (in log order) and in parallel across entities, the
+ * reactions that work machines at most `concurrency` at once (a pool: WorkPool); the checkpoint
+ * only moves past an event once its reaction has finished, so a crash replays it (harmlessly:
+ * reacting is idempotent).
  */
 export class VmWorker {
   /** The reactor of each aggregate the worker acts on. */
@@ -62,6 +66,8 @@ export class VmWorker {
   /** Streams that still need this host's attention (resynced periodically). */
   private readonly known = new Set<string>();
   private readonly queues = new Map<string, Promise<void>>();
+  /** Machine operations in flight (see StreamReactor.machineWork). */
+  private readonly machines: WorkPool;
   /** Events taken from the log whose reaction may not have finished, in log order. */
   private readonly inFlight: { position: number; done: Promise<void>; finished: boolean }[] = [];
   private position: number | null = null;
@@ -87,6 +93,7 @@ export class VmWorker {
     const reactors = createReactors(aggregates, this.driver, new VmPlacements(aggregates, this.workerId), this.log, bounds);
     this.reactors = new Map(reactors.map((reactor) => [reactor.aggregate, reactor]));
     this.stateFile = new WorkerStateFile(options.stateFile);
+    this.machines = new WorkPool(options.concurrency ?? defaultWorkerConcurrency());
   }
 
   async start(): Promise<void> {
@@ -99,7 +106,10 @@ export class VmWorker {
       for (const id of (await reactor.discover?.()) ?? []) this.known.add(reactor.aggregate.stream(id));
     }
     reportFollowerLag('worker', { events: this.events, checkpoint: () => this.position });
-    this.log.info(`worker ${this.workerId}: ${this.driver.name} driver, ${this.known.size} known entit(ies), following the log after ${this.position ?? 'start'}`);
+    this.log.info(
+      `worker ${this.workerId}: ${this.driver.name} driver, ${this.machines.size} machine operation(s) at once, ` +
+        `${this.known.size} known entit(ies), following the log after ${this.position ?? 'start'}`,
+    );
     await Promise.all([...this.known].map((stream) => this.enqueue(stream)));
     this.subscription = this.events.subscribeToAll(this.position === null ? {} : { after_position: this.position });
     this.following = this.follow(this.subscription);
@@ -162,10 +172,12 @@ export class VmWorker {
     if (!reactor) return Promise.resolve();
     const id = reactor.aggregate.idOf(stream)!;
     const previous = this.queues.get(stream) ?? Promise.resolve();
+    // The slot is taken once the entity's turn has come: a reaction waiting behind its own entity holds none.
+    const react = () => (reactor.machineWork ? this.machines.run(() => reactor.react(id)) : reactor.react(id));
     const next = previous.then(async () => {
       for (let attempt = 1; ; attempt++) {
         try {
-          if (!(await reactor.react(id))) this.known.delete(stream);
+          if (!(await react())) this.known.delete(stream);
           return;
         } catch (error) {
           this.log.warn(`worker: reacting to ${stream} failed (attempt ${attempt}): ${(error as Error).message}`);

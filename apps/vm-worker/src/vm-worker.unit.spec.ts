@@ -173,6 +173,85 @@ describe('vm-worker reconcile', () => {
   });
 });
 
+/**
+ * Machine work in parallel: different VMs proceed at once, at most the pool's size of machine
+ * operations at a time; one VM's operations still run one at a time, in log order.
+ */
+describe('vm-worker under parallel work', () => {
+  let bed: WorkerTestBed;
+  let driver: InMemoryDriver;
+
+  beforeEach(() => {
+    bed = new WorkerTestBed();
+    driver = new InMemoryDriver();
+  });
+  afterEach(() => bed.destroy());
+
+  /** The most driver operations of `operation` that were in progress at once. */
+  function watchConcurrency(operation: 'create' | 'destroy'): () => number {
+    let inFlight = 0;
+    let peak = 0;
+    const original = driver[operation].bind(driver) as (...args: unknown[]) => Promise<unknown>;
+    (driver as unknown as Record<string, unknown>)[operation] = async (...args: unknown[]) => {
+      peak = Math.max(peak, ++inFlight);
+      try {
+        return await original(...args);
+      } finally {
+        inFlight--;
+      }
+    };
+    return () => peak;
+  }
+
+  it('runs one VM\'s operations in log order while another VM\'s create proceeds', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    driver.slowDown('create', 150);
+    await bed.start(driver, 'worker-1', { concurrency: 4 });
+    await bed.requestVm(a);
+    await bed.requestVm(b);
+    await bed.vm(a, { type: 'RequestVmDeletion' }); // while its machine is being made
+    await bed.settle();
+    // Both creates started before either ended; a's deletion waited for a's create.
+    expect(driver.calls.slice(0, 2).sort()).toEqual([`create ${a}`, `create ${b}`].sort());
+    expect(driver.calls.slice(2)).toEqual([`destroy ${a}`]);
+    expect(await bed.types(Vm.stream(a))).toEqual(['VmCreationRequested', 'VmDeletionRequested', 'VmDeleted']);
+    expect(await bed.types(Vm.stream(b))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted']);
+    expect(await driver.status(a)).toBeNull();
+  });
+
+  it('takes a slot only once the VM\'s turn has come: with one slot, the VMs go in log order, each whole', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    driver.slowDown('create', 100);
+    await bed.start(driver, 'worker-1', { concurrency: 1 });
+    await bed.requestVm(a);
+    await bed.requestVm(b);
+    await bed.vm(a, { type: 'RequestVmDeletion' });
+    await bed.settle();
+    // a's create and (within the same reaction, the VM deleted meanwhile) its destroy, then b's
+    // create; a's reaction to its deletion, queued behind b's, finds nothing left to do.
+    expect(driver.calls).toEqual([`create ${a}`, `destroy ${a}`, `create ${b}`]);
+  });
+
+  it('runs at most the pool\'s size of machine operations at once, and every one of them', async () => {
+    const vms = Array.from({ length: 7 }, () => randomUUID());
+    driver.slowDown('create', 60);
+    driver.slowDown('destroy', 30);
+    const creates = watchConcurrency('create');
+    const destroys = watchConcurrency('destroy');
+    await bed.start(driver, 'worker-1', { concurrency: 3 });
+    await Promise.all(vms.map((vm) => bed.requestVm(vm)));
+    await bed.settle();
+    expect(creates()).toBe(3);
+    expect(driver.calls.sort()).toEqual(vms.map((vm) => `create ${vm}`).sort());
+    driver.calls.length = 0;
+    await Promise.all(vms.map((vm) => bed.vm(vm, { type: 'RequestVmDeletion' })));
+    await bed.settle();
+    expect(destroys()).toBe(3);
+    expect(driver.calls.sort()).toEqual(vms.map((vm) => `destroy ${vm}`).sort());
+    for (const vm of vms) expect(await bed.types(Vm.stream(vm))).toEqual(['VmCreationRequested', 'VmNetworkAttached', 'VmBooted', 'VmDeletionRequested', 'VmDeleted']);
+  });
+});
+
 async function until(condition: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 250 && !(await condition()); i++) await new Promise((r) => setTimeout(r, 20));
   expect(await condition()).toBe(true);

@@ -1,13 +1,22 @@
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { loadLogSettings, loadMetricsSettings, type LogSettings, type MetricsSettings } from '@arbor/observability';
 import { loadDeployConfig, type DeployConfig } from './deploy/deploy-config';
 import { loadResourceSettings, type ResourceSettings } from './resource-settings';
-import { positiveSetting } from './settings';
+import { positiveSetting, wholeSetting } from './settings';
 import { loadEdgeSettings, type EdgeSettings } from './edge-settings';
 import { loadImageSettings, type ImageSettings } from './image-settings';
 import { loadShellAuthSettings, loadTrustProxy, type ShellAuthSettings } from './shell-auth-settings';
 import { loadWebhookSettings, type WebhookSettings } from './webhook-settings';
+
+/**
+ * Machine operations the worker runs at once by default: sixteen per CPU. Most of an operation is
+ * waiting (on the kernel, a machine, a lock, a disk), and a claim of a warm machine or a destroy
+ * costs little CPU; the drivers bound their own dear work (booting a machine cold) to the CPUs.
+ */
+export function defaultWorkerConcurrency(): number {
+  return 16 * availableParallelism();
+}
 
 /** Every setting Arbor reads, from the environment, in one place. */
 export interface ArborConfig {
@@ -27,6 +36,10 @@ export interface ArborConfig {
   waitTimeoutMs: number;
   /** How often the worker compares every VM it knows with the host again (finds dead machines). */
   resyncIntervalMs: number;
+  /** How many machine operations (create, destroy, commit …) the worker runs at once, on different VMs. */
+  workerConcurrency: number;
+  /** Sandbox machines kept booted ahead for creates to claim (0: none). */
+  sandboxWarmPool: number;
   /** The name of the org made at first start (public repositories are `<org name>/<repo>`). */
   orgName: string;
   /** How the webhook deliverer tries (attempts, backoff, request timeout). */
@@ -81,6 +94,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     workerId: env.ARBOR_WORKER_ID ?? hostname(),
     waitTimeoutMs: Number(env.ARBOR_WAIT_TIMEOUT_MS ?? 300_000),
     resyncIntervalMs: Number(env.ARBOR_RESYNC_INTERVAL_MS ?? 10_000),
+    workerConcurrency: positiveSetting(env, 'ARBOR_WORKER_CONCURRENCY', defaultWorkerConcurrency()),
+    sandboxWarmPool: wholeSetting(env, 'ARBOR_SANDBOX_WARM_POOL', 2),
     orgName: env.ARBOR_ORG_NAME || 'default',
     webhooks: loadWebhookSettings(env),
     sseHeartbeatMs: positiveSetting(env, 'ARBOR_SSE_HEARTBEAT_MS', 15_000),

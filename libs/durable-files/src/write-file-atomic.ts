@@ -8,6 +8,11 @@ export interface AtomicWriteOptions {
   mode?: number;
   /** Keep an existing file: the first writer's content stands, and false is returned. */
   ifAbsent?: boolean;
+  /**
+   * false: still all or nothing, but no fsync (the new content may be lost to a power cut, the old
+   * one then stands): for a file whose old content is as true as the new. Default true.
+   */
+  durable?: boolean;
 }
 
 /**
@@ -23,7 +28,7 @@ export async function writeFileAtomic(path: string, content: string | Buffer, op
   const file = await open(temporary, 'wx', options.mode ?? 0o644);
   try {
     await file.writeFile(content);
-    await file.sync();
+    if (options.durable !== false) await file.sync();
   } finally {
     await file.close();
   }
@@ -45,7 +50,7 @@ export async function writeFileAtomic(path: string, content: string | Buffer, op
     await rm(temporary, { force: true });
     throw error;
   }
-  await syncDirectory(dirname(path));
+  if (options.durable !== false) await syncDirectory(dirname(path));
   return written;
 }
 

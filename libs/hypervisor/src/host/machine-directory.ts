@@ -43,7 +43,8 @@ export class MachineDirectory<R> {
     return readJsonFile<R>(this.recordFile);
   }
 
-  async writeRecord(record: R): Promise<void> {
-    await writeJsonAtomic(this.recordFile, record);
+  /** `durable: false`: no fsync, for a record whose previous version is as good after a crash. */
+  async writeRecord(record: R, options: { durable?: boolean } = {}): Promise<void> {
+    await writeJsonAtomic(this.recordFile, record, options);
   }
 }

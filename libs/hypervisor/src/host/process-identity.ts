@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
 /** A host process named by PID plus start time, so a recycled PID is never mistaken for it. */
@@ -12,10 +13,18 @@ interface ProcStat {
   startTime: string;
 }
 
-/** Parses /proc/<pid>/stat; the command name may hold spaces and parentheses, so split after the last ')'. */
+/**
+ * Parses /proc/<pid>/stat; the command name may hold spaces and parentheses, so split after the
+ * last ')'. Read synchronously: the kernel answers in microseconds, and Node's thread pool may be
+ * busy with disk fsyncs for much longer (a machine's status is asked for very often).
+ */
 export async function readProcStat(pid: number): Promise<ProcStat | null> {
-  const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  if (text === null) return null;
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   // fields[0] is field 3 (state) of proc(5); start time is field 22.
   return { state: fields[0], ppid: Number(fields[1]), startTime: fields[19] };

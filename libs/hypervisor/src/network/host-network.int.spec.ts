@@ -164,6 +164,48 @@ describeAsRoot('HostNetwork on this host', () => {
     await network.detach(lease.vm_id); // again: nothing to do
   });
 
+  it('attaches and detaches many machines asked at once, each with its own addresses, walls and clean-up', async () => {
+    const groups = ['org-g', 'org-h'];
+    const machines = await Promise.all(Array.from({ length: 6 }, (_, index) => attach(groups[index % 2])));
+    const leases = machines.map((machine) => machine.lease);
+    expect(new Set(leases.map((lease) => lease.ipv4)).size).toBe(6);
+    expect(new Set(leases.map((lease) => lease.ipv6)).size).toBe(6);
+    expect(new Set(leases.map((lease) => lease.ifname)).size).toBe(6);
+    const server = serve(machines[0], 7300);
+    servers.push(server);
+    await ready(server);
+    expect(connectFrom(machines[2], machines[0].lease.ipv6, 7300)).toBe(`from ${machines[2].lease.ipv6}`); // same group
+    expect(connectFrom(machines[1], machines[0].lease.ipv6, 7300)).toBe('failed'); // the other group
+    server.kill();
+    await Promise.all(machines.map((machine) => remove(machine)));
+    const ruleset = sh('nft list ruleset');
+    for (const lease of leases) {
+      expect(existsSync(`/sys/class/net/${lease.ifname}`)).toBe(false);
+      for (const trace of [lease.ipv6, lease.ipv4, lease.mac]) expect(ruleset).not.toContain(trace);
+      expect(await network.leaseOf(lease.vm_id)).toBeNull();
+    }
+    for (const group of groups) expect(ruleset).not.toContain(groupChain(group));
+  });
+
+  it('takes an address whose rules were left behind (no lease holds it), clearing them', async () => {
+    // Rules of a machine that went without a detach (another installation's, a crash): the next
+    // free address in a stale group's set and verdict map.
+    const address = network.plan.ipv4At(network.plan.machineIndexes.first);
+    const stale = 'group_5ta1e5ta1e5ta1e5';
+    sh(`nft add set inet ${settings.bridge} ${stale}_4 '{ type ipv4_addr; }'; nft add chain inet ${settings.bridge} ${stale}`);
+    sh(`nft add element inet ${settings.bridge} ${stale}_4 '{ ${address} }'; nft add element inet ${settings.bridge} group4 '{ ${address} : jump ${stale} }'`);
+    const machine = await attach('org-z');
+    try {
+      expect(machine.lease.ipv4).toBe(address);
+      const rules = sh(`nft list table inet ${settings.bridge}`);
+      expect(rules).toContain(`${address} : jump ${groupChain('org-z')}`);
+      expect(sh(`nft list set inet ${settings.bridge} ${stale}_4`)).not.toContain(address);
+    } finally {
+      await remove(machine);
+      sh(`nft delete chain inet ${settings.bridge} ${stale}; nft delete set inet ${settings.bridge} ${stale}_4; true`);
+    }
+  });
+
   it('adopts what it finds on a restart, and sweeps what belongs to no machine', async () => {
     const keptMachine = await attach('org-d');
     const kept = keptMachine.lease;

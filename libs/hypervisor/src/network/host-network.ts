@@ -9,8 +9,9 @@ import { withHostLock } from '../host/host-lock';
 import { runCommand, runCommandWithInput } from '../host/run-command';
 import { AddressPlan, GATEWAY_LINK_LOCAL, linkLocalOf } from './address-plan';
 import { guestInterfaceBatch, NAMESPACE_SETUP_SCRIPT, tapCreationBatch } from './machine-port';
-import { NETWORK_REGISTRY_DIR, NetworkLeases, type NetworkLease } from './network-leases';
+import { NETWORK_REGISTRY_DIR, NetworkLeases, NO_GROUP, type NetworkLease } from './network-leases';
 import type { NetworkSettings } from './network-settings';
+import { NetworkBatch, type AdoptRequest, type AttachRequest, type NetworkWork } from './network-batch';
 import { NftRules } from './nft-rules';
 
 /** Host tools the network needs (iproute2, nftables, util-linux). */
@@ -42,6 +43,7 @@ export class HostNetwork {
   private readonly leases: NetworkLeases;
   private readonly record: BridgeRecord;
   private ready: Promise<void> | null = null;
+  private readonly batch = new NetworkBatch((work) => this.carryOut(work));
 
   constructor(
     readonly settings: NetworkSettings,
@@ -52,7 +54,7 @@ export class HostNetwork {
     this.plan = new AddressPlan(settings, hostMachineId());
     const inboundIpv6 = settings.ipv6Prefix !== null;
     this.rules = new NftRules(this.plan, { egress: settings.egress, inboundIpv6 });
-    this.leases = new NetworkLeases(join(NETWORK_REGISTRY_DIR, settings.bridge, 'leases'));
+    this.leases = NetworkLeases.in(join(NETWORK_REGISTRY_DIR, settings.bridge, 'leases'));
     this.record = { ipv4_subnet: this.plan.ipv4Subnet, ipv6_prefix: this.plan.ipv6Prefix, egress: settings.egress, inbound_ipv6: inboundIpv6 };
   }
 
@@ -71,31 +73,28 @@ export class HostNetwork {
    * rules, then a tap's port (a veth is made with the machine's namespace: namespaceSetupArgv).
    * A lease the machine already had (a start that crashed half-way) is released first; a failure
    * releases everything made. The port is named in the lease.
+   *
+   * Attaches and detaches asked in one turn of the event loop go together (NetworkBatch): one hold
+   * of the host lock, one read of the leases, one `nft` transaction and one `ip -batch` for all.
    */
   async attach(vmId: string, group: string, port: NetworkLease['port']): Promise<NetworkLease> {
     await this.ensureReady();
-    return this.locked(async () => {
-      const stale = await this.leases.get(vmId);
-      if (stale) await this.release(stale);
-      const lease = await this.allocate(vmId, group, port);
-      await this.leases.put(lease);
-      try {
-        await this.nft(this.rules.attachScript(lease));
-        if (lease.port === 'tap') await runCommandWithInput('ip', ['-batch', '-'], tapCreationBatch(lease, this.plan.bridge));
-      } catch (error) {
-        await this.release(lease).catch((cleanup: Error) => this.log(`network: releasing ${vmId} after a failed attach failed: ${cleanup.message}`));
-        throw error;
-      }
-      return lease;
-    });
+    return this.batch.attach(vmId, group, port);
+  }
+
+  /**
+   * Gives machine `from`'s lease, of no group (a warm machine, attached by another driver
+   * instance's network: its owner is the warm machines' directory), to VM `vmId` of this one: the
+   * same port and addresses, now under the VM's id and owner, joined to `group`.
+   */
+  async adopt(from: string, vmId: string, group: string): Promise<NetworkLease> {
+    await this.ensureReady();
+    return this.batch.adopt(from, vmId, group);
   }
 
   /** Removes the machine's port, rules and addresses. Idempotent. */
   async detach(vmId: string): Promise<void> {
-    await this.locked(async () => {
-      const lease = await this.leases.get(vmId);
-      if (lease) await this.release(lease);
-    });
+    await this.batch.detach(vmId);
   }
 
   /** The machine's lease, if this driver's machine holds one. */
@@ -135,11 +134,10 @@ export class HostNetwork {
   async sweep(): Promise<void> {
     await this.ensureReady();
     await this.locked(async () => {
-      for (const lease of await this.leases.all()) {
-        if (!NetworkLeases.abandoned(lease)) continue;
-        this.log(`network: releasing ${lease.vm_id} (${lease.ipv6}, ${lease.ipv4}): its machine is gone`);
-        await this.release(lease);
-      }
+      const held = await this.leases.all();
+      const abandoned = held.filter((lease) => NetworkLeases.abandoned(lease));
+      for (const lease of abandoned) this.log(`network: releasing ${lease.vm_id} (${lease.ipv6}, ${lease.ipv4}): its machine is gone`);
+      await this.release(abandoned, held);
       const ports = new Set((await leasesOfEveryBridge()).map((lease) => lease.ifname));
       for (const name of await readdir('/sys/class/net').catch(() => [] as string[])) {
         if (!name.startsWith(PORT_PREFIX) || ports.has(name)) continue;
@@ -248,8 +246,117 @@ export class HostNetwork {
     for (const family of ['bridge', 'inet']) await runCommand('nft', ['delete', 'table', family, this.rules.table]).catch(() => undefined);
   }
 
-  private async allocate(vmId: string, group: string, port: NetworkLease['port']): Promise<NetworkLease> {
-    const leases = await this.leases.all();
+  /**
+   * Carries out a batch of attaches and detaches under one hold of the host lock (see attach):
+   * the detaches first (their addresses are free for the attaches), then the attaches, each
+   * step for all of them at once. Should a step for all fail, it is taken one machine at a time,
+   * so one bad machine fails alone.
+   */
+  private async carryOut({ attaches, adoptions, detaches }: NetworkWork): Promise<void> {
+    await this.locked(async () => {
+      const held = await this.leases.all();
+      await this.adoptAll(adoptions, held);
+      const released = new Set<string>();
+      const stale = [...detaches, ...attaches.map((request) => request.vmId)];
+      const toRelease = held.filter((lease) => stale.includes(lease.vm_id));
+      await this.release(toRelease, held);
+      toRelease.forEach((lease) => released.add(lease.vm_id));
+      const leases = held.filter((lease) => !released.has(lease.vm_id));
+      const names = new Set((await leasesOfEveryBridge()).filter((lease) => !released.has(lease.vm_id)).map((lease) => lease.ifname));
+      for (const request of attaches) {
+        try {
+          const lease = this.allocate(request, leases, names);
+          leases.push(lease);
+          names.add(lease.ifname);
+          request.lease = lease;
+        } catch (error) {
+          request.error = error as Error;
+        }
+      }
+      const allocated = attaches.filter((request) => request.lease);
+      // The leases before anything they name is made (a crash leaves them for a sweep).
+      await Promise.all(allocated.map((request) => this.leases.put(request.lease!)));
+      await this.makePorts(allocated, leases);
+    });
+  }
+
+  /**
+   * The new leases first (their machines' directories exist: the claims rename them in after),
+   * then one transaction joining them to their groups, then the old leases go. A crash leaves two
+   * leases of one port, the new one abandoned until its directory appears: a sweep takes it back.
+   */
+  private async adoptAll(adoptions: AdoptRequest[], held: NetworkLease[]): Promise<void> {
+    const joined: NetworkLease[] = [];
+    for (const request of adoptions) {
+      const warm = held.find((lease) => lease.vm_id === request.from);
+      if (!warm || warm.group !== NO_GROUP) {
+        request.error = new Error(`machine ${request.from} holds no lease of no group to hand to ${request.vmId}`);
+        continue;
+      }
+      const lease = { ...warm, vm_id: request.vmId, owner: this.owner, group: request.group };
+      joined.push(lease);
+      request.lease = lease;
+    }
+    if (joined.length === 0) return;
+    await Promise.all(joined.map((lease) => this.leases.put(lease)));
+    await this.nft(this.rules.joinScript(joined)).catch(async () => {
+      for (const lease of joined) {
+        // Alone, with a second try as for an attach (makePorts): the addresses are this lease's own.
+        const join = () => this.nft(this.rules.joinScript([lease]));
+        await join()
+          .catch(async () => {
+            await this.clearAddresses(lease);
+            await join();
+          })
+          .catch((error: Error) => {
+            adoptions.find((candidate) => candidate.vmId === lease.vm_id)!.error = error;
+          });
+      }
+    });
+    await Promise.all(adoptions.filter((request) => request.lease).map((request) => this.leases.remove(request.error ? request.vmId : request.from)));
+    // What the rest of the batch sees: the leases as they now are.
+    const adopted = adoptions.filter((request) => request.lease && !request.error);
+    for (const request of adopted) held.splice(held.findIndex((lease) => lease.vm_id === request.from), 1, request.lease!);
+  }
+
+  /** Rules, then taps, for new leases; a machine whose part fails is released and fails alone. */
+  private async makePorts(requests: AttachRequest[], leases: NetworkLease[]): Promise<void> {
+    const made = requests.map((request) => request.lease!);
+    if (made.length === 0) return;
+    const failed = new Map<string, Error>();
+    const step = async (all: (batch: NetworkLease[]) => Promise<unknown>) => {
+      const live = made.filter((lease) => !failed.has(lease.vm_id));
+      if (live.length === 0) return;
+      await all(live).catch(async () => {
+        for (const lease of live) await all([lease]).catch((error: Error) => failed.set(lease.vm_id, error));
+      });
+    };
+    await step(async (batch) => {
+      // Alone, a machine's rules get a second try with whatever of its addresses the rules hold
+      // taken out first: no lease holds them (its lease is the one just made), so they are stale.
+      const attach = () => this.nft(this.rules.attachScript(batch));
+      if (batch.length > 1) return attach();
+      return attach().catch(async () => {
+        await this.clearAddresses(batch[0]);
+        return attach();
+      });
+    });
+    await step((batch) => {
+      const taps = batch.filter((lease) => lease.port === 'tap');
+      return taps.length ? runCommandWithInput('ip', ['-batch', '-'], taps.map((lease) => tapCreationBatch(lease, this.plan.bridge)).join('')) : Promise.resolve();
+    });
+    if (failed.size === 0) return;
+    const broken = made.filter((lease) => failed.has(lease.vm_id));
+    await this.release(broken, leases).catch((cleanup: Error) => this.log(`network: releasing after a failed attach failed: ${cleanup.message}`));
+    for (const request of requests) {
+      if (failed.has(request.vmId)) request.error = failed.get(request.vmId);
+    }
+    for (const lease of broken) leases.splice(leases.indexOf(lease), 1);
+  }
+
+  /** The lowest free IPv4 index, the VM's hashed IPv6 address (another try on a clash), a port name no bridge uses. */
+  private allocate(request: AttachRequest, leases: NetworkLease[], names: Set<string>): NetworkLease {
+    const { vmId, group, port } = request;
     const taken = new Set(leases.map((lease) => this.plan.indexOf(lease.ipv4)));
     const { first, last } = this.plan.machineIndexes;
     let index = first;
@@ -260,42 +367,62 @@ export class HostNetwork {
     let ipv6 = this.plan.ipv6For(vmId);
     for (let attempt = 1; takenIpv6.has(ipv6); attempt++) ipv6 = this.plan.ipv6For(vmId, attempt);
     const mac = this.plan.macFor(ipv4);
-    const names = new Set((await leasesOfEveryBridge()).map((lease) => lease.ifname));
     let ifname = portName(vmId, 0);
     for (let attempt = 1; names.has(ifname) || existsSync(`/sys/class/net/${ifname}`); attempt++) ifname = portName(vmId, attempt);
     return { vm_id: vmId, owner: this.owner, group, port, ifname, mac, ipv4, ipv6, link_local: linkLocalOf(mac) };
   }
 
   /**
-   * Port first (once it is gone, no frame of the machine's passes; a veth's other end goes with
-   * it), the host's neighbour entries for it, then its rule elements, its group's chain if it was the group's last machine,
-   * and the lease. Parts already gone are skipped, so a release interrupted by a crash can run again.
+   * Ports first (once one is gone, no frame of its machine passes; a veth's other end goes with
+   * it), the host's neighbour entries for them, then their rule elements, the chains of groups
+   * left without a machine, and the leases. Parts already gone are skipped, so a release
+   * interrupted by a crash can run again. `held`: every lease of the bridge, these included.
    */
-  private async release(lease: NetworkLease): Promise<void> {
-    await this.deletePort(lease.ifname);
-    // The host's neighbour entries for the machine sit on the bridge, not the port: they would outlive it.
-    const neighbours = [lease.ipv4, lease.ipv6, lease.link_local].map((address) => `neigh flush to ${address} dev ${this.plan.bridge}`);
-    await runCommandWithInput('ip', ['-batch', '-'], `${neighbours.join('\n')}\n`).catch(() => undefined); // no bridge, no entries
+  private async release(leases: NetworkLease[], held: NetworkLease[]): Promise<void> {
+    if (leases.length === 0) return;
+    // The host's neighbour entries for the machines sit on the bridge, not the ports: they would outlive them.
+    const neighbours = leases.flatMap((lease) => [lease.ipv4, lease.ipv6, lease.link_local].map((address) => `neigh flush to ${address} dev ${this.plan.bridge}`));
+    await this.deletePorts(leases.map((lease) => lease.ifname), neighbours);
 
-    const deletions = this.rules.elements(lease).map((element) => `delete element ${element}`);
+    const deletions = leases.flatMap((lease) => this.rules.elements(lease).map((element) => `delete element ${element}`));
     await this.nft(`${deletions.join('\n')}\n`).catch(async () => {
       // Some were gone already (a release that crashed half-way): one at a time, the rest.
       for (const deletion of deletions) await this.nft(`${deletion}\n`).catch(() => undefined);
     });
-    const others = (await this.leases.all()).filter((other) => other.vm_id !== lease.vm_id && other.group === lease.group);
-    if (others.length === 0) await this.nft(this.rules.groupRemovalScript(lease.group)).catch(() => undefined);
-    await this.leases.remove(lease.vm_id);
+    const going = new Set(leases.map((lease) => lease.vm_id));
+    const remaining = new Set(held.filter((lease) => !going.has(lease.vm_id)).map((lease) => lease.group));
+    const groups = leases.map((lease) => lease.group).filter((group) => group !== NO_GROUP);
+    const emptied = [...new Set(groups)].filter((group) => !remaining.has(group));
+    for (const group of emptied) await this.nft(this.rules.groupRemovalScript(group)).catch(() => undefined);
+    await Promise.all(leases.map((lease) => this.leases.remove(lease.vm_id)));
   }
 
   /**
-   * A veth goes with its namespace, but the kernel tears it down after the namespace's last process
-   * has gone: it may vanish between the look and the delete, which is the outcome we want.
+   * Takes the lease's addresses out of every group's set and verdict map, one element at a time
+   * (an element that is not there fails alone): what a machine that went without its rules (an
+   * installation of another version on the bridge, a crash) may have left on addresses now leased
+   * anew. Only on a second try: a first one that fails is the sign.
    */
-  private async deletePort(ifname: string): Promise<void> {
-    if (!existsSync(`/sys/class/net/${ifname}`)) return;
-    await runCommand('ip', ['link', 'delete', ifname]).catch((error: Error) => {
-      if (existsSync(`/sys/class/net/${ifname}`)) throw error;
-    });
+  private async clearAddresses(lease: NetworkLease): Promise<void> {
+    this.log(`network: clearing stale rules of ${lease.ipv4} and ${lease.ipv6} before ${lease.vm_id} takes them`);
+    for (const element of this.rules.addressElements(lease, await this.groupChains())) await this.nft(`delete element ${element}\n`).catch(() => undefined);
+  }
+
+  /**
+   * Deletes the ports that are there, in one `ip` run with `also` (lines of no consequence if they
+   * fail: no bridge, no entries). A veth goes with its namespace, but the kernel tears it down after
+   * the namespace's last process has gone: it may vanish between the look and the delete, which is
+   * the outcome we want; only a port still there afterwards is a failure.
+   */
+  private async deletePorts(ifnames: string[], also: string[] = []): Promise<void> {
+    const present = (ifname: string) => existsSync(`/sys/class/net/${ifname}`);
+    const deletions = ifnames.filter(present).map((ifname) => `link delete ${ifname}`);
+    const lines = [...deletions, ...also];
+    if (lines.length === 0) return;
+    // -force: every line is tried, whichever failed before it.
+    await runCommandWithInput('ip', ['-force', '-batch', '-'], `${lines.join('\n')}\n`).catch(() => undefined);
+    const left = deletions.length ? ifnames.filter(present) : [];
+    if (left.length > 0) throw new Error(`could not delete port(s) ${left.join(', ')}`);
   }
 
   private async groupChains(): Promise<string[]> {
@@ -320,7 +447,7 @@ export class HostNetwork {
 async function leasesOfEveryBridge(): Promise<NetworkLease[]> {
   const bridges = await readdir(NETWORK_REGISTRY_DIR, { withFileTypes: true }).catch(() => []);
   const leases = await Promise.all(
-    bridges.filter((entry) => entry.isDirectory()).map((entry) => new NetworkLeases(join(NETWORK_REGISTRY_DIR, entry.name, 'leases')).all()),
+    bridges.filter((entry) => entry.isDirectory()).map((entry) => NetworkLeases.in(join(NETWORK_REGISTRY_DIR, entry.name, 'leases')).all()),
   );
   return leases.flat();
 }

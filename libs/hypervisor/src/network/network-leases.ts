@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readJsonFile, writeJsonAtomic } from '@arbor/durable-files';
 import { isSafeId } from '../host/safe-id';
 
 /**
@@ -9,6 +8,13 @@ import { isSafeId } from '../host/safe-id';
  * interfaces, namespaces, nftables rules), so both go with a reboot and never disagree after one.
  */
 export const NETWORK_REGISTRY_DIR = '/run/arbor/network';
+
+/**
+ * The group of a machine in none (a warm machine's): the empty string, which names no org. A
+ * string, not a null, so that the lease files of the registry, which every installation on the
+ * host reads, keep the shape they have always had.
+ */
+export const NO_GROUP = '';
 
 /** A machine's hold on the bridge: its addresses and the host objects that carry them. */
 export interface NetworkLease {
@@ -19,7 +25,11 @@ export interface NetworkLease {
    * lease is made and removed only after it is released).
    */
   owner: string;
-  /** Machines of one group may reach each other; of different groups, never (the control plane's org). */
+  /**
+   * Machines of one group may reach each other; of different groups, never (the control plane's
+   * org). NO_GROUP: a machine of no group, which reaches no machine and no machine reaches (a warm
+   * machine waiting to be claimed; it joins its group with its owner).
+   */
   group: string;
   /**
    * veth: a pair whose other end is eth0 in the machine's network namespace (sandbox), made as the
@@ -39,12 +49,37 @@ export interface NetworkLease {
  * driver of every installation that uses the bridge. Callers hold the bridge's host lock.
  */
 export class NetworkLeases {
-  constructor(readonly dir: string) {}
+  private constructor(readonly dir: string) {}
+
+  private static readonly registries = new Map<string, NetworkLeases>();
+
+  /** The leases in `dir` (one instance per directory in this process). */
+  static in(dir: string): NetworkLeases {
+    let leases = NetworkLeases.registries.get(dir);
+    if (!leases) NetworkLeases.registries.set(dir, (leases = new NetworkLeases(dir)));
+    return leases;
+  }
+
+  /*
+   * Synchronous file calls, on purpose: the registry is in /run, a tmpfs, where reading or
+   * renaming a lease takes microseconds, while Node's asynchronous file calls queue on a thread
+   * pool that a worker making many machines at once keeps busy with fsyncs of its disk files:
+   * reading a few hundred leases for one attach could wait there for a second. No fsync either:
+   * the registry describes kernel state that a reboot takes along with it (see NETWORK_REGISTRY_DIR),
+   * and a rename still never shows a reader half a lease.
+   */
 
   async all(): Promise<NetworkLease[]> {
-    const names = await readdir(this.dir).catch(() => [] as string[]);
-    const leases = await Promise.all(names.filter((name) => name.endsWith('.json')).map((name) => this.read(name.slice(0, -5))));
-    return leases.filter((lease): lease is NetworkLease => lease !== null);
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+    return names
+      .filter((name) => name.endsWith('.json'))
+      .map((name) => this.read(name.slice(0, -5)))
+      .filter((lease): lease is NetworkLease => lease !== null);
   }
 
   async get(vmId: string): Promise<NetworkLease | null> {
@@ -52,12 +87,20 @@ export class NetworkLeases {
   }
 
   async put(lease: NetworkLease): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await writeJsonAtomic(this.file(lease.vm_id), lease);
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const file = this.file(lease.vm_id);
+    const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    writeFileSync(temporary, `${JSON.stringify(lease, null, 2)}\n`, { mode: 0o600 });
+    try {
+      renameSync(temporary, file);
+    } catch (error) {
+      rmSync(temporary, { force: true });
+      throw error;
+    }
   }
 
   async remove(vmId: string): Promise<void> {
-    await rm(this.file(vmId), { force: true });
+    rmSync(this.file(vmId), { force: true });
   }
 
   /** Whether the lease's machine directory is gone: then nothing holds it any more. */
@@ -65,9 +108,12 @@ export class NetworkLeases {
     return !existsSync(join(lease.owner, lease.vm_id));
   }
 
-  private async read(vmId: string): Promise<NetworkLease | null> {
-    const lease = await readJsonFile<NetworkLease>(this.file(vmId)).catch(() => null);
-    return lease && withGroup(lease);
+  private read(vmId: string): NetworkLease | null {
+    try {
+      return withGroup(JSON.parse(readFileSync(this.file(vmId), 'utf8')) as NetworkLease);
+    } catch {
+      return null; // gone meanwhile, or not a lease
+    }
   }
 
   private file(vmId: string): string {

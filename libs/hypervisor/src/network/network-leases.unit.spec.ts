@@ -29,7 +29,7 @@ describe('network leases shared with other installations on the host', () => {
     writeFileSync(join(dir, `${grouped}.json`), JSON.stringify(lease(grouped, 'org-a')));
     writeFileSync(join(dir, `${ungrouped}.json`), JSON.stringify(lease(ungrouped, null)));
 
-    const leases = await new NetworkLeases(dir).all();
+    const leases = await NetworkLeases.in(dir).all();
     const groups = Object.fromEntries(leases.map((l) => [l.vm_id, l.group]));
     expect(groups[grouped]).toBe('org-a');
     expect(typeof groups[ungrouped]).toBe('string');

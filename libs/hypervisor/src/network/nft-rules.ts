@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AddressPlan } from './address-plan';
-import type { NetworkLease } from './network-leases';
+import { NO_GROUP, type NetworkLease } from './network-leases';
 
 /**
  * The nftables rules that keep machines apart, in two tables of Arbor's own, named after the
@@ -111,9 +111,16 @@ export class NftRules {
     ].join('\n');
   }
 
-  /** Admits the machine's addresses on its port and joins it to its group (before the port exists). */
-  attachScript(lease: NetworkLease): string {
-    return [...this.groupLines(lease.group), ...this.elements(lease).map((element) => `add element ${element}`), ''].join('\n');
+  /** Admits the machines' addresses on their ports and joins each to its group, if it has one (before the ports exist). */
+  attachScript(leases: NetworkLease[]): string {
+    const groups = uniqueGroups(leases).flatMap((group) => this.groupLines(group));
+    return [...groups, ...leases.flatMap((lease) => this.elements(lease)).map((element) => `add element ${element}`), ''].join('\n');
+  }
+
+  /** Joins machines of no group (warm ones) to their leases' groups: the groups' chains and sets, their addresses in them. */
+  joinScript(leases: NetworkLease[]): string {
+    const groups = uniqueGroups(leases).flatMap((group) => this.groupLines(group));
+    return [...groups, ...leases.flatMap((lease) => this.groupElements(lease)).map((element) => `add element ${element}`), ''].join('\n');
   }
 
   /**
@@ -125,7 +132,8 @@ export class NftRules {
   rebuildScript(leases: NetworkLease[], groupChains: string[]): string {
     const b = `bridge ${this.table}`;
     const i = `inet ${this.table}`;
-    const live = new Set(leases.map((lease) => groupChain(lease.group)));
+    const groups = uniqueGroups(leases);
+    const live = new Set(groups.map(groupChain));
     return [
       ...['ports', 'port_mac', 'port_ip4', 'port_ip6'].map((set) => `flush set ${b} ${set}`),
       `flush map ${i} group4`,
@@ -133,7 +141,7 @@ export class NftRules {
       ...groupChains.flatMap((chain) =>
         live.has(chain) ? [`flush set ${i} ${chain}_4`, `flush set ${i} ${chain}_6`] : this.groupRemovalLines(chain),
       ),
-      ...[...new Set(leases.map((lease) => lease.group))].flatMap((group) => this.groupLines(group)),
+      ...groups.flatMap((group) => this.groupLines(group)),
       ...leases.flatMap((lease) => this.elements(lease).map((element) => `add element ${element}`)),
       '',
     ].join('\n');
@@ -153,17 +161,35 @@ export class NftRules {
     ];
   }
 
-  /** Every element the machine added (see attachScript), for `delete element`. */
+  /** Every element the machine added (see attachScript, joinScript), for `delete element`. */
   elements(lease: NetworkLease): string[] {
     const b = `bridge ${this.table}`;
-    const i = `inet ${this.table}`;
     const port = JSON.stringify(lease.ifname);
-    const group = groupChain(lease.group);
     return [
       `${b} ports { ${port} }`,
       `${b} port_mac { ${port} . ${lease.mac} }`,
       `${b} port_ip4 { ${port} . ${lease.ipv4} }`,
       `${b} port_ip6 { ${port} . ${lease.ipv6}, ${port} . ${lease.link_local} }`,
+      ...this.groupElements(lease),
+    ];
+  }
+
+  /** The lease's addresses as keys of every group's sets (`groupChains`: the table's group chains) and of the verdict maps. */
+  addressElements(lease: NetworkLease, groupChains: string[]): string[] {
+    const i = `inet ${this.table}`;
+    return [
+      `${i} group4 { ${lease.ipv4} }`,
+      `${i} group6 { ${lease.ipv6} }`,
+      ...groupChains.flatMap((chain) => [`${i} ${chain}_4 { ${lease.ipv4} }`, `${i} ${chain}_6 { ${lease.ipv6} }`]),
+    ];
+  }
+
+  /** The machine's addresses in its group's sets and verdict maps (none without a group). */
+  private groupElements(lease: NetworkLease): string[] {
+    if (lease.group === NO_GROUP) return [];
+    const i = `inet ${this.table}`;
+    const group = groupChain(lease.group);
+    return [
       `${i} ${group}_4 { ${lease.ipv4} }`,
       `${i} ${group}_6 { ${lease.ipv6} }`,
       `${i} group4 { ${lease.ipv4} : jump ${group} }`,
@@ -180,6 +206,11 @@ export class NftRules {
     const i = `inet ${this.table}`;
     return [`delete chain ${i} ${chain}`, `delete set ${i} ${chain}_4`, `delete set ${i} ${chain}_6`];
   }
+}
+
+/** The groups the leases are in, each once. */
+function uniqueGroups(leases: NetworkLease[]): string[] {
+  return [...new Set(leases.map((lease) => lease.group).filter((group) => group !== NO_GROUP))];
 }
 
 /**

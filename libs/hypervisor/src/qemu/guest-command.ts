@@ -25,13 +25,16 @@ export function exitCodeOf(status: GuestExecStatus): number {
   return status.exitcode ?? (status.signal !== undefined ? 128 + status.signal : 1);
 }
 
-/** Polls guest-exec-status until the process exited: quickly at first, then every 100 ms. */
-export async function waitForGuestExit(agent: GuestAgentClient, pid: number, between?: () => Promise<void>): Promise<GuestExecStatus> {
+/**
+ * Polls guest-exec-status until the process exited: quickly at first (`quickRounds` polls 15 ms
+ * apart), then every 100 ms. A poll is one agent round trip, a few milliseconds.
+ */
+export async function waitForGuestExit(agent: GuestAgentClient, pid: number, between?: () => Promise<void>, quickRounds = 20): Promise<GuestExecStatus> {
   for (let round = 0; ; round++) {
     const status = await agent.request<GuestExecStatus>('guest-exec-status', { pid });
     await between?.();
     if (status.exited) return status;
-    await sleep(round < 20 ? 15 : 100);
+    await sleep(round < quickRounds ? 15 : 100);
   }
 }
 
@@ -39,7 +42,7 @@ export async function waitForGuestExit(agent: GuestAgentClient, pid: number, bet
  * Runs a short driver command in the guest (identity, chmod, resize2fs …) and collects its
  * output, which the agent hands back only when the process has exited.
  */
-export async function runInGuest(agent: GuestAgentClient, argv: string[], stdin?: Buffer): Promise<GuestCommandResult> {
+export async function runInGuest(agent: GuestAgentClient, argv: string[], stdin?: Buffer, quickRounds?: number): Promise<GuestCommandResult> {
   const { pid } = await agent.request<{ pid: number }>('guest-exec', {
     path: argv[0],
     arg: argv.slice(1),
@@ -47,7 +50,7 @@ export async function runInGuest(agent: GuestAgentClient, argv: string[], stdin?
     'capture-output': true,
     ...(stdin ? { 'input-data': stdin.toString('base64') } : {}),
   });
-  const status = await waitForGuestExit(agent, pid);
+  const status = await waitForGuestExit(agent, pid, undefined, quickRounds);
   return {
     exit_code: exitCodeOf(status),
     stdout: Buffer.from(status['out-data'] ?? '', 'base64'),
@@ -56,8 +59,8 @@ export async function runInGuest(agent: GuestAgentClient, argv: string[], stdin?
 }
 
 /** runInGuest that fails with the command's stderr unless it exits 0. */
-export async function runInGuestOrFail(agent: GuestAgentClient, argv: string[], stdin?: Buffer): Promise<Buffer> {
-  const result = await runInGuest(agent, argv, stdin);
+export async function runInGuestOrFail(agent: GuestAgentClient, argv: string[], stdin?: Buffer, quickRounds?: number): Promise<Buffer> {
+  const result = await runInGuest(agent, argv, stdin, quickRounds);
   if (result.exit_code !== 0) {
     throw new Error(`guest command ${argv.join(' ')} exited ${result.exit_code}: ${result.stderr.toString().trim()}`);
   }

@@ -2,18 +2,23 @@ import { randomBytes } from 'node:crypto';
 import type { MachineIdentity } from '../hypervisor-driver.port';
 import { formatEnvironmentFile } from '../guest-environment';
 import type { GuestAgentClient } from './guest-agent-client';
-import { newSshHostKey } from '../host/ssh-host-key';
+import { newOpenSshHostKey } from '../host/openssh-key';
 import { SSHD_LOG, SSHD_PID_FILE } from '../kit/kit-files';
 import { KIT_PATHS, kitShell } from '../kit/kit-paths';
 import { runInGuestOrFail } from './guest-command';
 
 /**
  * Makes the guest this machine: its network (MAC and addresses, when it has a NIC), hostname, a
- * new machine-id, a new SSH host key, root's authorized key and /etc/environment. Run after the
- * first boot and after every restore, so machines started from one snapshot never share an
- * identity or an address. Everything runs on the guest kit (its busybox, ip and helper), so an
- * image without a shell or iproute2 gets its identity too. The host key is made on the host
- * (ssh-keygen) and comes on stdin, never on a command line. sshd is stopped, its supervisor starts
+ * new machine-id, a new SSH host key, root's authorized key and /etc/environment, and the host's
+ * time (a restored guest's clock stands where the snapshot left it). Run after the first boot and
+ * after every restore, so machines started from one snapshot never share an identity or an
+ * address. Everything runs on the guest kit (its busybox, ip and helper), so an image without a
+ * shell or iproute2 gets its identity too, and in one guest program: every process started in an
+ * emulated guest costs on the order of 100 ms. Everything that can be is made on the host, where
+ * it costs microseconds: the machine id, the randomness and the SSH host key pair (in-process,
+ * newOpenSshHostKey, not an ssh-keygen process), which comes on stdin, never on a command line.
+ * The clock is set through the kit's helper (the agent's own guest-set-time wants the image's
+ * hwclock, and costs an agent round trip of its own). sshd is stopped, its supervisor starts
  * it again with the new host key, and the script waits until the new one has written its pid
  * file, which sshd does once it listens: a restored machine's sshd was the source's, with the
  * source's key, and at a first boot sshd keeps failing until a key exists. (Not an ssh-keyscan: a
@@ -27,8 +32,9 @@ import { runInGuestOrFail } from './guest-command';
  * second and third lines are the host key (base64) and its public half; the rest of stdin is
  * /etc/environment.
  */
-const APPLY_IDENTITY = `hostname=$1 machine_id=$2 authorized_key=$3 network=$4
+const APPLY_IDENTITY = `hostname=$1 machine_id=$2 authorized_key=$3 network=$4 now_ns=$5
 bb=${KIT_PATHS.busybox}
+${KIT_PATHS.helper} set-clock "$now_ns" || exit 1
 if [ -n "$network" ]; then printf '%s' "$network" | ${KIT_PATHS.ip} -batch - || exit 1; fi
 read -r seed
 read -r host_key
@@ -66,18 +72,15 @@ export async function applyGuestIdentity(
 ): Promise<void> {
   const machineId = randomBytes(16).toString('hex');
   const seed = randomBytes(32).toString('hex');
-  const hostKey = await newSshHostKey(`root@${identity.hostname}`);
+  const hostKey = newOpenSshHostKey(`root@${identity.hostname}`);
+  const now = String(BigInt(Date.now()) * 1_000_000n);
   await runInGuestOrFail(
     agent,
-    kitShell(APPLY_IDENTITY, 'arbor-identity', identity.hostname, machineId, identity.ssh_authorized_key ?? '', networkBatch ?? ''),
+    kitShell(APPLY_IDENTITY, 'arbor-identity', identity.hostname, machineId, identity.ssh_authorized_key ?? '', networkBatch ?? '', now),
     Buffer.from(`${seed}\n${Buffer.from(hostKey.privateKey).toString('base64')}\n${hostKey.publicKey}\n${formatEnvironmentFile(env)}`),
+    // Polled closely for as long as it usually runs under emulation (a few seconds): a machine is
+    // ready the moment it ends.
+    200,
   );
 }
 
-/**
- * Sets the guest clock from the host's (a restored guest's clock stands where the snapshot left
- * it), through the kit's helper: the agent's own guest-set-time wants the image's hwclock.
- */
-export async function setGuestClock(agent: GuestAgentClient): Promise<void> {
-  await runInGuestOrFail(agent, [KIT_PATHS.helper, 'set-clock', String(BigInt(Date.now()) * 1_000_000n)]);
-}

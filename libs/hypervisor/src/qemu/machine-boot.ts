@@ -1,6 +1,6 @@
 import type { MachineSpec } from '../hypervisor-driver.port';
 import { isAlive } from '../host/process-identity';
-import { applyGuestIdentity, setGuestClock } from './guest-identity';
+import { applyGuestIdentity } from './guest-identity';
 import type { QemuBaseImage } from './image/qemu-base-image';
 import type { MachineConnections } from './machine-connections';
 import { confinementArguments, nameInsideQemu } from './qemu-confinement';
@@ -84,7 +84,6 @@ export async function bootMachine(
   });
   const agent = connections.agent(layout);
   await agent.waitUntilReady(BOOT_TIMEOUT_MS, () => isAlive(record.process));
-  await setGuestClock(agent);
   await applyGuestIdentity(agent, spec.identity, spec.env, network.batch);
   return record;
 }

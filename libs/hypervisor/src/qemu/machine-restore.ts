@@ -1,5 +1,5 @@
 import type { SnapshotMachineSpec } from '../hypervisor-driver.port';
-import { applyGuestIdentity, setGuestClock } from './guest-identity';
+import { applyGuestIdentity } from './guest-identity';
 import type { QemuBaseImage } from './image/qemu-base-image';
 import { launchMachine, type GuestNetwork } from './machine-boot';
 import type { MachineConnections } from './machine-connections';
@@ -24,12 +24,14 @@ export async function restoreMachine(
   image: QemuBaseImage,
   snapshot: QemuSnapshotRecord,
   spec: SnapshotMachineSpec,
-  network: GuestNetwork,
+  /** Still being made (the host's port and rules) while the disk is: QEMU needs both at its start. */
+  networkReady: Promise<GuestNetwork>,
 ): Promise<QemuMachineRecord> {
   const { info } = snapshot;
   const disk = layout.layerPath(0);
   await createOverlay(disk, snapshots.diskPath(info.snapshot_id));
   await handToQemu(disk);
+  const network = await networkReady;
   const machine = {
     vm_id: spec.vm_id,
     vcpu_count: info.vcpu_count,
@@ -53,7 +55,6 @@ export async function restoreMachine(
   await qmp.execute('cont');
   const agent = connections.agent(layout);
   if (snapshot.frozen) await agent.request('guest-fsfreeze-thaw');
-  await setGuestClock(agent);
   await applyGuestIdentity(agent, spec.identity, spec.env, network.batch);
   return record;
 }

@@ -28,6 +28,7 @@ import {
 import { killAndWait } from '../host/kill-process';
 import { MachineDirectory } from '../host/machine-directory';
 import { MachineLocks } from '../host/machine-locks';
+import { Slots } from '../host/slots';
 import { missingTools } from '../host/missing-tools';
 import { ensurePrivateDirectory } from '../host/private-directory';
 import { runCommand } from '../host/run-command';
@@ -90,6 +91,7 @@ export class QemuDriver implements HypervisorDriver {
   private readonly connections: MachineConnections;
   /** Lifecycle operations on one machine (pause, resume, commit, resize, destroy) run one at a time. */
   private readonly locks = new MachineLocks();
+  private readonly starts = Slots.perCpu(2);
   private readonly accel: AccelDecision;
   private readonly capture: CaptureContext;
   private readonly network: HostNetwork;
@@ -120,8 +122,8 @@ export class QemuDriver implements HypervisorDriver {
    */
   async probe(): Promise<DriverProbe> {
     if (this.probed) return this.probed;
-    const missing = await missingTools(['qemu-system-x86_64', 'qemu-img', 'ssh-keygen', 'mkfs.ext4', ...NETWORK_TOOLS]);
-    if (missing.length > 0) return { ok: false, reason: `${missing.join(', ')} not installed (apt qemu-system-x86 qemu-utils openssh-client e2fsprogs iproute2 nftables)` };
+    const missing = await missingTools(['qemu-system-x86_64', 'qemu-img', 'mkfs.ext4', ...NETWORK_TOOLS]);
+    if (missing.length > 0) return { ok: false, reason: `${missing.join(', ')} not installed (apt qemu-system-x86 qemu-utils e2fsprogs iproute2 nftables)` };
     const image = await readQemuBaseImage(this.options.cacheDir);
     if (!image) {
       const builders = await missingTools(['debootstrap', 'apt-get', 'dpkg-deb', 'cpio', 'gzip', 'gcc', 'patchelf', 'chroot']);
@@ -165,7 +167,7 @@ export class QemuDriver implements HypervisorDriver {
     const image = await this.baseImage();
     const { accel } = await this.accel.get(image);
     const { layout, fs_size_mib } = await this.claimOnImage(spec);
-    return this.destroyedOnFailure(spec.vm_id, async () => {
+    return this.startOrDestroy(spec.vm_id, async () => {
       const lease = await this.network.attach(spec.vm_id, spec.network_group, 'tap');
       const record = await bootMachine(this.connections, layout, image, { ...spec, fs_size_mib }, accel, this.guestNetwork(lease));
       await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
@@ -183,9 +185,17 @@ export class QemuDriver implements HypervisorDriver {
     if (!snapshot.nic) throw new Error(SNAPSHOT_WITHOUT_NIC(snapshot_id));
     const image = await this.baseImage();
     const layout = await this.claimMachine(spec.vm_id);
-    return this.destroyedOnFailure(spec.vm_id, async () => {
-      const lease = await this.network.attach(spec.vm_id, spec.network_group, 'tap');
-      const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, this.guestNetwork(lease));
+    return this.startOrDestroy(spec.vm_id, async () => {
+      // The port is made while the disk is (both before QEMU starts).
+      const attached = this.network.attach(spec.vm_id, spec.network_group, 'tap');
+      attached.catch(() => undefined); // awaited below; a failure there is the restore's
+      const networkReady = attached.then((lease) => this.guestNetwork(lease));
+      networkReady.catch(() => undefined);
+      const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, networkReady).catch(async (error) => {
+        await attached.catch(() => undefined); // settled before the clean-up's detach, which must come after it
+        throw error;
+      });
+      const lease = await attached;
       await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
       this.log(`qemu: machine ${spec.vm_id} restored from ${snapshot_id} (pid ${record.process.pid}, ${lease.ipv6}, ${lease.ipv4})`);
       return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: addressesOf(lease) };
@@ -415,7 +425,15 @@ export class QemuDriver implements HypervisorDriver {
     return { nic: { ifname: lease.ifname, mac: lease.mac }, batch: this.network.guestInterfaceBatch(lease) };
   }
 
-  /** Runs the start of a claimed machine; if it fails, everything of the machine goes again. */
+  /**
+   * Starts a claimed machine (at most `starts` at once: a guest booting or resuming under emulation
+   * costs seconds of CPU, and a burst of them would all crawl); destroys it if that fails.
+   */
+  private startOrDestroy<T>(vm_id: string, start: () => Promise<T>): Promise<T> {
+    return this.destroyedOnFailure(vm_id, () => this.starts.run(start));
+  }
+
+  /** Runs work on a claimed machine; if it fails, everything of the machine goes again. */
   private async destroyedOnFailure<T>(vm_id: string, start: () => Promise<T>): Promise<T> {
     try {
       return await start();

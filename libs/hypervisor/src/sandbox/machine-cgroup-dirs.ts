@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { killQuietly } from '../host/kill-process';
@@ -26,8 +26,25 @@ export async function isMachineFrozen(vmId: string, root = CGROUP_ROOT): Promise
   const [file, frozen] = isUnified(root)
     ? [join(root, MACHINES_CGROUP, vmId, 'cgroup.freeze'), '1']
     : [join(root, 'freezer', MACHINES_CGROUP, vmId, 'freezer.state'), 'FROZEN'];
-  const state = await readFile(file, 'utf8').catch(() => null);
-  return state === null ? null : state.trim() === frozen;
+  // Synchronous, like a process's stat: a cgroup file answers at once, the thread pool may not.
+  let state: string;
+  try {
+    state = readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  return state.trim() === frozen;
+}
+
+/**
+ * Thaws the machine's freezer directly (no runtime call), so that its processes act on SIGKILL:
+ * a v1-frozen process does not until thawed. Nothing to do when it has no cgroup.
+ */
+export async function thawMachine(vmId: string, root = CGROUP_ROOT): Promise<void> {
+  const [freezer, thawed] = isUnified(root)
+    ? [join(root, MACHINES_CGROUP, vmId, 'cgroup.freeze'), '0']
+    : [join(root, 'freezer', MACHINES_CGROUP, vmId, 'freezer.state'), 'THAWED'];
+  if (existsSync(freezer)) await writeFile(freezer, thawed).catch(() => undefined);
 }
 
 /** Host PIDs of every process in the machine's cgroups. */
@@ -41,19 +58,20 @@ export async function machineCgroupPids(vmId: string, root = CGROUP_ROOT): Promi
 }
 
 /**
- * Kills and removes what is left of the machine's cgroups when the runtime no longer knows the
- * container (a crash between its steps, or a machine of an older driver): the kernel refuses to
- * remove a group while processes remain, so they go first, then the groups, retried briefly.
- * A v1-frozen group is thawed first, or its processes could not act on SIGKILL.
+ * Kills everything in the machine's cgroups and removes them: how the driver destroys a machine
+ * (what `runc delete --force` does, without a runtime process), and what sweeps the groups of a
+ * container the runtime no longer knows (a crash between its steps). The kernel refuses to
+ * remove a group while processes remain, so they go first, then the groups, retried briefly. A
+ * frozen group is thawed first, or (v1) its processes could not act on SIGKILL.
  */
 export async function removeLeftoverCgroups(vmId: string, root = CGROUP_ROOT): Promise<void> {
-  const freezer = join(root, 'freezer', MACHINES_CGROUP, vmId, 'freezer.state');
-  if (existsSync(freezer)) await writeFile(freezer, 'THAWED').catch(() => undefined);
-  for (let round = 0; round < 50; round++) {
+  await thawMachine(vmId, root);
+  // Short waits: the kernel takes a few milliseconds to end a machine's processes.
+  for (let round = 0; round < 200; round++) {
     const pids = await machineCgroupPids(vmId, root);
     if (pids.length === 0) break;
     for (const pid of pids) killQuietly(pid);
-    await sleep(20);
+    await sleep(5);
   }
   for (const dir of machineCgroupDirs(vmId, root)) {
     for (let attempt = 0; existsSync(dir); attempt++) {
@@ -61,8 +79,8 @@ export async function removeLeftoverCgroups(vmId: string, root = CGROUP_ROOT): P
         await rmdir(dir);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
-        if (attempt >= 100) throw new Error(`cannot remove cgroup ${dir}: ${(error as Error).message}`);
-        await sleep(20);
+        if (attempt >= 400) throw new Error(`cannot remove cgroup ${dir}: ${(error as Error).message}`);
+        await sleep(5);
       }
     }
   }

@@ -1,4 +1,6 @@
-import { chmod, mkdir, truncate, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, realpath, truncate, writeFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { mountTable } from '../host/host-mounts';
 import { runCommand } from '../host/run-command';
 import { sleep } from '../host/sleep';
 import { HOST_SIDE_OPTIONS } from './overlay-root';
@@ -44,11 +46,31 @@ export async function loopDevicesOf(image: string): Promise<string[]> {
   return out.split('\n').map((line) => line.trim()).filter(Boolean);
 }
 
+/** The loop device the disk at `mountPoint` is mounted from (`/dev/loopN`), if it is mounted from one. */
+export async function diskDeviceOf(mountPoint: string): Promise<string | null> {
+  const entry = (await mountTable()).find((mount) => mount.point === mountPoint);
+  return entry && /^\/dev\/loop\d+$/.test(entry.source) ? entry.source : null;
+}
+
+/** Whether loop device `device` (`/dev/loopN`) is still backed by `image` (sysfs: no process to run). */
+async function stillBacks(device: string, image: string): Promise<boolean> {
+  const backing = await readFile(`/sys/block/${basename(device)}/loop/backing_file`, 'utf8').catch(() => null);
+  return backing !== null && backing.trim() === image;
+}
+
 /**
  * Waits for the autoclear detach after the last unmount (the kernel may finish it a moment later),
- * then detaches whatever is left by hand, e.g. after a crash between losetup and mount.
+ * then detaches whatever is left by hand, e.g. after a crash between losetup and mount. `device`,
+ * the loop device the disk was mounted from (diskDeviceOf, before the unmount), is watched in
+ * sysfs first; losetup then makes sure no other device holds the image.
  */
-export async function releaseMachineDisk(image: string): Promise<void> {
+export async function releaseMachineDisk(image: string, device: string | null = null): Promise<void> {
+  if (device) {
+    // sysfs names the file by its real path.
+    const real = await realpath(image).catch(() => image);
+    for (let attempt = 0; attempt < 50 && (await stillBacks(device, real)); attempt++) await sleep(20);
+    if (!(await stillBacks(device, real))) return;
+  }
   for (let attempt = 0; attempt < 50; attempt++) {
     if ((await loopDevicesOf(image)).length === 0) return;
     await sleep(20);

@@ -14,6 +14,16 @@ export interface MachineRecord {
   chain: LayerChain;
   /** The container's init, absent while the machine is being set up (it already holds its snapshot layers then). */
   init?: ProcessIdentity;
+  /**
+   * The id the machine runs under (its runc container, its cgroups, its root's mount point), when
+   * not its vm_id: a warm machine claimed by a VM keeps the id it was booted with (warm-pool.ts).
+   */
+  container?: string;
+}
+
+/** The id a machine's container, cgroups and root mount go by. */
+export function containerOf(record: MachineRecord | null, vmId: string): string {
+  return record?.container ?? vmId;
 }
 
 /** A snapshot id names its directory; `<id>.partial` is the scratch directory of one being made. */
@@ -32,7 +42,7 @@ export function isSafeSnapshotId(snapshotId: string): boolean {
 export const MACHINE_ROOTS_DIR = '/run/arbor/sandbox-roots';
 
 /**
- * Paths of one machine under `<stateDir>/<vm_id>/` (its root's mount point under MACHINE_ROOTS_DIR). The machine's writable layer (upper + work)
+ * Paths of one machine under `<stateDir>/<vm_id>/` (its root's mount point under MACHINE_ROOTS_DIR, by its container id). The machine's writable layer (upper + work)
  * lives on its own loop-mounted disk image, so the disk has a real size that `df` shows and that
  * can grow; the identity layer is a small read-only layer written before boot.
  */
@@ -47,14 +57,16 @@ export class MachineLayout extends MachineDirectory<MachineRecord> {
   /** The machine's OCI config: the machine directory is its runtime bundle. */
   readonly config: string;
 
-  constructor(stateDir: string, vmId: string) {
+  /** `container`: the id the machine runs under, when not its vm_id (MachineRecord.container). */
+  constructor(stateDir: string, vmId: string, readonly container = vmId) {
     super(stateDir, vmId);
+    if (!isSafeId(container)) throw new Error(`invalid container id ${JSON.stringify(container)}`);
     this.diskImage = join(this.dir, 'disk.img');
     this.disk = join(this.dir, 'disk');
     this.upper = join(this.disk, 'upper');
     this.work = join(this.disk, 'work');
     this.identity = join(this.dir, 'identity');
-    this.merged = join(MACHINE_ROOTS_DIR, vmId);
+    this.merged = join(MACHINE_ROOTS_DIR, container);
     this.initLog = join(this.dir, 'init.log');
     this.config = join(this.dir, 'config.json');
   }

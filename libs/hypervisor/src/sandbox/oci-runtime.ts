@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { open, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { open, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DEFAULT_EXEC_ENV } from '../guest-environment';
 import { runCommand } from '../host/run-command';
 
@@ -97,6 +99,20 @@ export class OciRuntime {
   /** Kills whatever runs in the container (thawing it first) and removes its cgroups and state. */
   async delete(id: string): Promise<void> {
     await this.runc('delete', '--force', id);
+  }
+
+  /** Whether runc keeps state for container `id` (read from its state directory, no runc process). */
+  knows(id: string): boolean {
+    return existsSync(join(this.root, id, 'state.json'));
+  }
+
+  /**
+   * Drops runc's state of a container whose processes and cgroups are gone (killed and removed by
+   * the driver: removeLeftoverCgroups), which is all `runc delete` would still do for it: a
+   * directory of its own under the runtime's root (runc 1.x: `<root>/<id>/state.json`).
+   */
+  async forget(id: string): Promise<void> {
+    await rm(join(this.root, id), { recursive: true, force: true });
   }
 
   /**

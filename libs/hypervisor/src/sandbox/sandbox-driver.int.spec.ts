@@ -19,8 +19,9 @@ import { dirname, join } from 'node:path';
 import type { HypervisorDriver, MachineInfo, MachineSpec } from '../hypervisor-driver.port';
 import { waitUntilGone } from '../testing/host-processes';
 import { describeEscapeContract, makeHostSecret } from '../testing/escape.contract';
+import { identityOf } from '../testing/guest-probes';
 import { busyboxRoot } from '../images/sample-roots';
-import { describeImageContract } from '../testing/image.contract';
+import { clientKey, describeImageContract, overSsh } from '../testing/image.contract';
 import {
   describeHypervisorDriverContract,
   execCollect,
@@ -34,6 +35,7 @@ import { GUEST_IDS } from './guest-ids';
 import { machineCgroupDirs, machineCgroupPids } from './machine-cgroup-dirs';
 import { MACHINE_ROOTS_DIR } from './machine-layout';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
+import type { WarmPoolOptions } from './warm-pool';
 import { describeUnless, rootReason } from '../../../../test/support/skip-unless';
 import { indexOfCall, traceFileSyscalls } from '../../../../test/support/syscall-trace';
 
@@ -60,12 +62,18 @@ afterAll(async () => {
  * directory sits in a 0700 one, as in a data directory kept private: the runtime, mounting a
  * machine's root as guest root, walks none of it.
  */
-async function newDriver(log?: (line: string) => void): Promise<{ driver: SandboxDriver; stateDir: string; snapshotDir: string; imageDir: string }> {
+async function newDriver(
+  log?: (line: string) => void,
+  warmPool?: WarmPoolOptions,
+): Promise<{ driver: SandboxDriver; stateDir: string; snapshotDir: string; imageDir: string }> {
   const stateDir = join(await newStateDir(), 'machines');
   const snapshotDir = await newStateDir();
   const imageDir = join(await newStateDir(), 'images');
-  return { driver: new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log }), stateDir, snapshotDir, imageDir };
+  return { driver: new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log, warmPool }), stateDir, snapshotDir, imageDir };
 }
+
+/** The shape of the contract's machines (machineSpec's defaults): the warm pool's, so that its creates are claims. */
+const CONTRACT_SHAPE = { vcpu_count: 1, mem_size_mib: 256, fs_size_mib: 1024 };
 
 /** Loop devices (by name) whose backing file lies under `dir`. */
 function loopDevicesUnder(dir: string): string[] {
@@ -90,16 +98,44 @@ function overlayLowerDirs(merged: string): string[] {
   return lowerdir.split(':');
 }
 
-/** What a machine holds on the host; the check asserts that none of it is left (after destroy). */
-async function footprint(stateDir: string, vmId: string): Promise<() => Promise<void>> {
+/** The id a machine runs under: its vm id, or the id of the warm machine it was claimed from. */
+function containerIdOf(stateDir: string, vmId: string): string {
+  const record = JSON.parse(readFileSync(join(stateDir, vmId, 'machine.json'), 'utf8')) as { container?: string };
+  return record.container ?? vmId;
+}
+
+/** Loop devices (by name) whose backing file is the disk image of machine `vmId`, wherever its directory went. */
+function loopDevicesOfMachine(vmId: string): string[] {
+  return readdirSync('/sys/block')
+    .filter((name) => name.startsWith('loop'))
+    .filter((name) => {
+      try {
+        return readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').trim().endsWith(`/${vmId}/disk.img`);
+      } catch {
+        return false; // not attached
+      }
+    });
+}
+
+/**
+ * What a machine holds on the host; the check asserts that none of it is left once `driver` has
+ * destroyed it and taken down what it left (destroy returns once the machine is stopped, its
+ * network gone and its directory handed to the reaper).
+ */
+async function footprint(driver: SandboxDriver, stateDir: string, vmId: string): Promise<() => Promise<void>> {
+  const container = containerIdOf(stateDir, vmId);
   // The machine's cgroups, in whichever hierarchy (v1 or v2) this host runs.
-  const cgroupDirs = machineCgroupDirs(vmId);
+  const cgroupDirs = machineCgroupDirs(container);
   // Its init and everything started in it.
-  const members = await machineCgroupPids(vmId);
+  const members = await machineCgroupPids(container);
   expect(members.length).toBeGreaterThan(0);
   const machineDir = join(stateDir, vmId);
-  const root = join(MACHINE_ROOTS_DIR, vmId);
+  const root = join(MACHINE_ROOTS_DIR, container);
   return async () => {
+    expect(existsSync(machineDir)).toBe(false); // at once: no list or status sees it
+    await driver.reaped();
+    expect(loopDevicesOfMachine(vmId)).toEqual([]);
+    expect(readdirSync(join(stateDir, '.reap')).filter((name) => name === vmId)).toEqual([]);
     expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(root);
     expect(existsSync(root)).toBe(false);
     expect(await waitUntilGone(members)).toEqual([]);
@@ -126,15 +162,32 @@ async function expectLimitsBite(driver: HypervisorDriver, vmId: string, spec: Ma
 
 describeAsRoot('SandboxDriver', () => {
   let contractStateDir: string;
+  let contractDriver: SandboxDriver;
   describeHypervisorDriverContract(
     'sandbox',
     async () => {
       const { driver, stateDir } = await newDriver();
       contractStateDir = stateDir;
+      contractDriver = driver;
       return driver;
     },
-    { footprint: (vmId) => footprint(contractStateDir, vmId), expectShape: expectLimitsBite },
+    { footprint: (vmId) => footprint(contractDriver, contractStateDir, vmId), expectShape: expectLimitsBite },
   );
+
+  // The same contract, each create claiming a machine of a warm pool (of the contract's shape).
+  let warmStateDir: string;
+  let warmDriver: SandboxDriver | undefined;
+  describeHypervisorDriverContract(
+    'sandbox, machines claimed from a warm pool',
+    async () => {
+      const { driver, stateDir } = await newDriver(undefined, { size: 2, shape: CONTRACT_SHAPE });
+      warmStateDir = stateDir;
+      warmDriver = driver;
+      return driver;
+    },
+    { footprint: (vmId) => footprint(warmDriver!, warmStateDir, vmId), expectShape: expectLimitsBite },
+  );
+  afterAll(async () => warmDriver?.close());
 
   describeImageContract('sandbox', async () => (await newDriver()).driver, cacheDir);
 
@@ -334,7 +387,7 @@ describeAsRoot('SandboxDriver', () => {
       await driver.resizeDisk(doomed.vm_id, doomed.fs_size_mib + 256);
       expect(loopDevicesUnder(join(stateDir, doomed.vm_id))).toHaveLength(1);
       await driver.pause(doomed.vm_id); // destroy must also work on a frozen machine
-      const gone = await footprint(stateDir, doomed.vm_id);
+      const gone = await footprint(driver, stateDir, doomed.vm_id);
 
       await driver.destroy(doomed.vm_id);
 
@@ -471,4 +524,129 @@ describeAsRoot('SandboxDriver', () => {
       expect(await run(source, 'cat /root/parent')).toBe('parent\n');
     }, 5 * 60_000);
   });
+});
+
+describeAsRoot('SandboxDriver warm pool', () => {
+  const shape = { vcpu_count: 1, mem_size_mib: 200, fs_size_mib: 512 };
+  const pool = { size: 2, shape };
+  let driver: SandboxDriver;
+  let stateDir: string;
+  let snapshotDir: string;
+  const vms: string[] = [];
+  const warmIds = () => readdirSync(join(stateDir, '.warm'));
+
+  /** From inside `vmId`: the SSH greeting of [address]:22, or "failed". */
+  const sshGreetingFrom = async (vmId: string, address: string) => {
+    const script = `use IO::Socket::IP; my $s = IO::Socket::IP->new(PeerHost => '${address}', PeerPort => 22, Timeout => 3); if ($s) { my $l = <$s>; print substr($l, 0, 8) } else { print "failed" }`;
+    return (await execCollect(driver, vmId, { argv: ['perl', '-e', script] })).stdout.toString();
+  };
+  const create = async (spec: MachineSpec) => {
+    vms.push(spec.vm_id);
+    return driver.create(spec);
+  };
+
+  beforeAll(async () => {
+    ({ driver, stateDir, snapshotDir } = await newDriver((line) => console.log(line), pool));
+    await driver.prepare();
+    await driver.warmPoolFull();
+  }, 15 * 60_000);
+
+  afterAll(async () => {
+    for (const vmId of vms) await driver?.destroy(vmId);
+    await driver?.close();
+  }, 5 * 60_000);
+
+  it("hands waiting machines to creates: each the VM's own identity and its group's walls, and the pool fills again", async () => {
+    const waiting = warmIds();
+    expect(waiting).toHaveLength(2);
+    const a = machineSpec({ ...shape, env: { OWNER: 'a' }, network_group: 'org-a' });
+    const b = machineSpec({ ...shape, env: { OWNER: 'b' }, network_group: 'org-b' });
+    const [infoA, infoB] = [await create(a), await create(b)];
+    // Claimed, not made: each runs under a waiting machine's id, its directory now the VM's.
+    expect([containerIdOf(stateDir, a.vm_id), containerIdOf(stateDir, b.vm_id)].sort()).toEqual([...waiting].sort());
+    for (const [spec, info] of [[a, infoA], [b, infoB]] as const) {
+      expect(await driver.status(spec.vm_id)).toBe('running');
+      const identity = await identityOf(driver, spec.vm_id);
+      expect(identity.unameHostname).toBe(spec.identity.hostname);
+      expect(identity.etcHostname).toBe(spec.identity.hostname);
+      expect(identity.environment).toBe(`OWNER=${spec.env.OWNER}\n`);
+      expect(identity.authorizedKeys.trim()).toBe(spec.identity.ssh_authorized_key);
+      expect(await driver.addresses(spec.vm_id)).toEqual(info.addresses);
+    }
+    const [idA, idB] = [await identityOf(driver, a.vm_id), await identityOf(driver, b.vm_id)];
+    expect(idA.machineId).not.toBe(idB.machineId);
+    expect(idA.hostKeyPub).not.toBe(idB.hostKeyPub);
+    // The org's walls come with the claim: a's group reaches a, b's does not.
+    const a2 = machineSpec({ ...shape, network_group: 'org-a' });
+    await create(a2); // the pool may be empty now: then it is made cold, which is as good here
+    expect(await sshGreetingFrom(a2.vm_id, infoA.addresses!.ipv6)).toBe('SSH-2.0-');
+    expect(await sshGreetingFrom(b.vm_id, infoA.addresses!.ipv6)).toBe('failed');
+    await driver.warmPoolFull();
+    expect(warmIds().filter((id) => waiting.includes(id))).toEqual([]);
+    expect(warmIds()).toHaveLength(2);
+  }, 5 * 60_000);
+
+  it("serves a claimed VM's variables over SSH too (the kit's sshd started with the warm machine's, none)", async () => {
+    await driver.warmPoolFull();
+    const scratch = await mkdtemp(join(tmpdir(), 'arbor-warm-ssh-'));
+    try {
+      const key = await clientKey(scratch);
+      const base = machineSpec({ ...shape, env: { OWNER: 'over ssh' } });
+      const spec = { ...base, identity: { ...base.identity, ssh_authorized_key: key.publicKey } };
+      const info = await create(spec);
+      expect(containerIdOf(stateDir, spec.vm_id)).not.toBe(spec.vm_id);
+      expect(await overSsh(info.addresses!.ipv6, key.path, 'echo "$OWNER"')).toBe('over ssh\n');
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }, 5 * 60_000);
+
+  it('creates a machine of another shape cold, and turns the pool to that shape', async () => {
+    const other = machineSpec({ vcpu_count: 1, mem_size_mib: 256, fs_size_mib: 600 });
+    await create(other);
+    expect(containerIdOf(stateDir, other.vm_id)).toBe(other.vm_id);
+    await driver.warmPoolFull();
+    const shapes = warmIds().map((id) => (JSON.parse(readFileSync(join(stateDir, '.warm', id, 'machine.json'), 'utf8')) as { spec: MachineSpec }).spec.fs_size_mib);
+    expect(shapes).toEqual([600, 600]);
+    const next = machineSpec({ vcpu_count: 1, mem_size_mib: 256, fs_size_mib: 600 });
+    await create(next);
+    expect(containerIdOf(stateDir, next.vm_id)).not.toBe(next.vm_id);
+    expect((await execCollect(driver, next.vm_id, { argv: ['hostname'] })).stdout.toString()).toBe(`${next.identity.hostname}\n`);
+  }, 5 * 60_000);
+
+  it('is never adopted by a restarted driver: what waited is destroyed and the pool made again; claimed machines are VMs like any other', async () => {
+    await driver.warmPoolFull();
+    const before = warmIds();
+    const cgroupsBefore = before.flatMap((id) => machineCgroupDirs(id));
+    const restarted = new SandboxDriver({ stateDir, snapshotDir, cacheDir, warmPool: { size: 2, shape: { vcpu_count: 1, mem_size_mib: 256, fs_size_mib: 600 } } });
+    try {
+      await restarted.prepare();
+      expect(cgroupsBefore.filter((dir) => existsSync(dir))).toEqual([]);
+      await restarted.warmPoolFull();
+      expect(warmIds().filter((id) => before.includes(id))).toEqual([]);
+      expect(warmIds()).toHaveLength(2);
+      for (const vmId of vms) expect(await restarted.status(vmId)).toBe('running');
+      expect((await execCollect(restarted, vms[0], { argv: ['cat', '/etc/environment'] })).stdout.toString()).toBe('OWNER=a\n');
+    } finally {
+      await restarted.close();
+    }
+    expect(warmIds()).toEqual([]);
+  }, 10 * 60_000);
+
+  it('leaves no warm machine behind once closed', async () => {
+    const fresh = await newDriver(undefined, pool);
+    await fresh.driver.prepare();
+    await fresh.driver.warmPoolFull();
+    const ids = readdirSync(join(fresh.stateDir, '.warm'));
+    expect(ids).toHaveLength(2);
+    const held = await Promise.all(ids.map(async (id) => ({ cgroups: machineCgroupDirs(id), members: await machineCgroupPids(id), root: join(MACHINE_ROOTS_DIR, id) })));
+    await fresh.driver.close();
+    expect(readdirSync(join(fresh.stateDir, '.warm'))).toEqual([]);
+    for (const { cgroups, members, root } of held) {
+      expect(await waitUntilGone(members)).toEqual([]);
+      expect(cgroups.filter((dir) => existsSync(dir))).toEqual([]);
+      expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(root);
+    }
+    expect(loopDevicesUnder(fresh.stateDir)).toEqual([]);
+  }, 10 * 60_000);
 });

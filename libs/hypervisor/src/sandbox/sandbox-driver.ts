@@ -37,11 +37,13 @@ import { ensurePrivateDirectory } from '../host/private-directory';
 import { identify, isAlive, type ProcessIdentity } from '../host/process-identity';
 import { runCommand } from '../host/run-command';
 import { isSafeId } from '../host/safe-id';
+import { Slots } from '../host/slots';
 import { imageSizeMib } from '../images/image-size';
 import { ImageStore } from '../images/image-store';
 import { prepareSandboxLayer } from '../images/root-tree';
 import { KIT_PATHS } from '../kit/kit-paths';
 import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
+import { NO_GROUP } from '../network/network-leases';
 import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
 import { SSH_ANSWER_TIMEOUT_MS, waitUntilSshAnswers } from '../network/ssh-readiness';
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
@@ -54,13 +56,16 @@ import { GUEST_IDS } from './guest-ids';
 import { moveOrCopyTree } from './move-tree';
 import { ensureKitLayer, kitLayerPath, type SandboxKit } from './kit-layer';
 import { ensureKeyQuota } from './key-quota';
-import { isMachineFrozen, removeLeftoverCgroups } from './machine-cgroup-dirs';
-import { createMachineDisk, growMachineDisk, releaseMachineDisk } from './machine-disk';
+import { isMachineFrozen, removeLeftoverCgroups, thawMachine } from './machine-cgroup-dirs';
+import { createMachineDisk, diskDeviceOf, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
-import { isSafeSnapshotId, MachineLayout, type MachineRecord } from './machine-layout';
+import { containerOf, isSafeSnapshotId, MachineLayout, type MachineRecord } from './machine-layout';
+import { MachineReaper } from './machine-reaper';
 import { OciRuntime } from './oci-runtime';
 import { mountOverlayRoot } from './overlay-root';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
+import { refreshSshEnvironment } from './sshd-environment';
+import { WarmPool, type WarmPoolOptions } from './warm-pool';
 
 export interface SandboxDriverOptions {
   /** Per-machine state (disks, layers, records); machines are found here again after a restart. */
@@ -73,6 +78,8 @@ export interface SandboxDriverOptions {
   imageDir?: string;
   /** The host bridge and addresses machines get (default: DEFAULT_NETWORK_SETTINGS). */
   network?: NetworkSettings;
+  /** Machines of the default image booted ahead, that creates claim (warm-pool.ts); none by default. */
+  warmPool?: WarmPoolOptions;
   log?: (line: string) => void;
 }
 
@@ -84,7 +91,7 @@ export interface SandboxDriverOptions {
  */
 export const MAX_SNAPSHOT_LAYERS = 16;
 
-const HOST_TOOLS = ['runc', 'flock', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'ssh-keygen', 'cp', ...NETWORK_TOOLS];
+const HOST_TOOLS = ['runc', 'perl', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'cp', ...NETWORK_TOOLS];
 /** What building the guest kit takes (once per host; kit/guest-kit.ts). */
 const KIT_TOOLS = ['debootstrap', 'gcc', 'patchelf', 'chroot'];
 
@@ -116,6 +123,15 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly locks = new MachineLocks();
   private readonly runtime: OciRuntime;
   private readonly network: HostNetwork;
+  /** Machines booted ahead that a create claims (size 0: none). */
+  private readonly warm: WarmPool;
+  /** Takes down what destroyed machines leave, behind their destroy. */
+  private readonly reaper: MachineReaper;
+  /**
+   * Machines of VMs booted from nothing at once (disk, container and sshd: tens of milliseconds of
+   * CPU each): a burst of cold creates or branch children takes turns, claims and destroys do not.
+   */
+  private readonly coldBoots = Slots.perCpu(4);
   private readonly images: ImageStore;
 
   constructor(private readonly options: SandboxDriverOptions) {
@@ -127,6 +143,26 @@ export class SandboxDriver implements HypervisorDriver {
     this.runtime = new OciRuntime(join(this.stateDir, '.runc'));
     this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, this.stateDir, this.log);
     this.images = new ImageStore(resolve(options.imageDir ?? `${options.snapshotDir}.images`));
+    this.reaper = new MachineReaper(join(this.stateDir, '.reap'), (layout) => this.reap(layout), this.log);
+    this.warm = this.warmPool(options.warmPool ?? { size: 0, shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 } });
+  }
+
+  /** The warm machines live in `<state dir>/.warm`, their leases owned by that directory until claimed. */
+  private warmPool(options: WarmPoolOptions): WarmPool {
+    const warmDir = join(this.stateDir, '.warm');
+    const network = new HostNetwork(this.options.network ?? DEFAULT_NETWORK_SETTINGS, warmDir, this.log);
+    const host = {
+      stateDir: this.stateDir,
+      network: this.network,
+      boot: async (layout: MachineLayout) => {
+        await ensureBaseRootfs(this.options.cacheDir, this.log);
+        return this.bootMachine(layout, network, NO_GROUP, this.movableBundle(layout.container));
+      },
+      destroy: (layout: MachineLayout) => this.teardown(layout, network),
+      refreshSshEnvironment: (layout: MachineLayout) => refreshSshEnvironment(this.execTarget(layout)),
+      log: this.log,
+    };
+    return new WarmPool(host, options);
   }
 
   /** Fails closed: a limit or a confinement the machines need that this host cannot give is a "no". */
@@ -134,7 +170,7 @@ export class SandboxDriver implements HypervisorDriver {
     if (process.getuid?.() !== 0) return { ok: false, reason: 'needs root (the OCI runtime, mounts, cgroups)' };
     const missing = await missingTools(HOST_TOOLS);
     if (missing.length > 0) {
-      return { ok: false, reason: `${missing.join(', ')} not installed (runc, util-linux, btrfs-progs, openssh-client, coreutils, iproute2, nftables)` };
+      return { ok: false, reason: `${missing.join(', ')} not installed (runc, perl, util-linux, btrfs-progs, coreutils, iproute2, nftables)` };
     }
     const cgroups = await probeCgroups();
     if (!cgroups.ok) return { ok: false, reason: cgroups.reason };
@@ -167,10 +203,40 @@ export class SandboxDriver implements HypervisorDriver {
     await this.network.ensureReady();
     // Logged, since it changes the host (as the network's forwarding does).
     for (const change of await ensureKeyQuota()) this.log(`sandbox: room for machines' session keyrings (${change})`);
+    await this.reaper.start();
+    await this.warm.start();
   }
 
   private kit(): Promise<SandboxKit> {
     return ensureKitLayer(this.options.cacheDir, this.log);
+  }
+
+  /** Stops filling the warm pool and destroys its waiting machines (the VMs' machines stay); waits for the reaper. */
+  async close(): Promise<void> {
+    await this.warm.stop();
+    await this.reaper.idle();
+  }
+
+  /** Resolves once every destroyed machine's leftovers are taken down (tests that look at the host). */
+  async reaped(): Promise<void> {
+    await this.reaper.idle();
+  }
+
+  /** Resolves once the warm pool holds all the machines it keeps (at once without a pool). */
+  async warmPoolFull(): Promise<void> {
+    await this.warm.whenFull();
+  }
+
+  /**
+   * Destroys every warm machine in the state directory, whichever process made it (this driver's
+   * pool stops first), and takes down what destroyed machines left there: for whoever cleans up
+   * after workers that were killed (tests, an operator).
+   */
+  async destroyWarmMachines(): Promise<void> {
+    await this.warm.stop();
+    await this.warm.destroyLeftovers();
+    await this.reaper.start();
+    await this.reaper.idle();
   }
 
   async addresses(vm_id: string): Promise<MachineAddresses | null> {
@@ -186,10 +252,15 @@ export class SandboxDriver implements HypervisorDriver {
     const image_id = spec.image_id ?? null;
     if (!image_id) {
       if (spec.image_name !== 'default') throw new Error(`sandbox has no image "${spec.image_name}" (only "default" or a built image_id)`);
+      // The warm pool holds machines of the default image only.
+      const claimed = await this.warm.claim(spec);
+      if (claimed) return claimed;
+      this.warm.busy();
       await ensureBaseRootfs(this.options.cacheDir, this.log);
       await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id: null } });
       return this.bootReserved(spec.vm_id);
     }
+    this.warm.busy();
     // Claimed under the image store's lock: a deleteImage sees the machine, or the machine sees no image.
     await this.images.withLock(async () => {
       const image = await this.images.read(image_id);
@@ -201,6 +272,7 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo> {
+    this.warm.busy();
     // Under the snapshot lock, so a concurrent deleteSnapshot sees the machine as a dependant.
     await this.snapshots.withLock(async () => {
       const stored = await this.liveSnapshot(snapshot_id);
@@ -225,47 +297,69 @@ export class SandboxDriver implements HypervisorDriver {
     await layout.writeRecord(record);
   }
 
-  /**
-   * Disk, identity layer, overlay root, network and container of a reserved machine, up once its
-   * sshd answers on its address; undone entirely on failure.
-   */
+  /** Boots a reserved machine of a VM (at most coldBoots at once); undone entirely on failure. */
   private async bootReserved(vm_id: string): Promise<MachineInfo> {
     const layout = new MachineLayout(this.stateDir, vm_id);
     const record = (await layout.readRecord())!;
-    const { spec } = record;
     try {
-      // Checked per machine, not once: a limit that cannot be applied fails the create (closed).
-      const cgroups = await probeCgroups();
-      if (!cgroups.ok) throw new Error(`machine ${vm_id} cannot get its limits: ${cgroups.reason}`);
-      const { layer: kitLayer } = await this.kit();
-      await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
-      await writeIdentityLayer(layout.identity, spec);
-      // The kit right under the identity: it shadows anything an image keeps at /.arbor.
-      await mountOverlayRoot([layout.identity, kitLayer, ...this.lowerDirs(record.chain)], layout);
-      const lease = await this.network.attach(vm_id, spec.network_group, 'veth');
-      const config = containerConfig({
-        vmId: vm_id,
-        hostname: hostnameOf(spec),
-        rootfs: layout.merged,
-        networkSetup: this.network.namespaceSetupArgv(lease),
-        memMib: spec.mem_size_mib,
-        vcpus: spec.vcpu_count,
-        limitSwap: cgroups.swapAccounted,
-        init: INIT,
-      });
-      await writeJsonAtomic(layout.config, config, { mode: 0o600 }); // a restarted worker's runtime reads it again
-      await this.runtime.run(vm_id, layout.dir, layout.initLog);
-      const state = await this.runtime.state(vm_id);
-      const init = state && state.pid > 0 ? await identify(state.pid) : null;
-      if (!init) throw new Error(`sandbox init of ${vm_id} vanished right after starting`);
-      await layout.writeRecord({ ...record, init });
-      await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS, () => isAlive(init));
-      this.log(`sandbox: machine ${vm_id} running (init pid ${init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
-      return { vm_id, state: 'running', pid: init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
+      return await this.coldBoots.run(() => this.bootMachine(layout, this.network, record.spec.network_group));
     } catch (error) {
       await this.destroy(vm_id).catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * The runtime bundle of a machine whose directory will move (a warm machine's, renamed to its
+   * VM's when claimed): runc goes into the bundle directory for every exec, so it must stay where
+   * it was at the start. Under the state directory, by the id the machine runs under for life.
+   */
+  private movableBundle(container: string): string {
+    return join(this.stateDir, '.bundles', container);
+  }
+
+  /**
+   * Disk, identity layer, overlay root, network (on `network`, in `group`) and container of the
+   * machine reserved in `layout`, up once its sshd answers on its address; `bundle` is the
+   * runtime's bundle directory (the machine's own, unless it will move). On failure, what it made
+   * is left for the caller's teardown.
+   */
+  private async bootMachine(layout: MachineLayout, network: HostNetwork, group: string, bundle = layout.dir): Promise<MachineInfo> {
+    const record = (await layout.readRecord())!;
+    const { spec } = record;
+    const id = layout.container;
+    // Checked per machine, not once: a limit that cannot be applied fails the create (closed).
+    const cgroups = await probeCgroups();
+    if (!cgroups.ok) throw new Error(`machine ${spec.vm_id} cannot get its limits: ${cgroups.reason}`);
+    const { layer: kitLayer } = await this.kit();
+    await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
+    await writeIdentityLayer(layout.identity, spec);
+    // The kit right under the identity: it shadows anything an image keeps at /.arbor.
+    await mountOverlayRoot([layout.identity, kitLayer, ...this.lowerDirs(record.chain)], layout);
+    const lease = await network.attach(layout.vmId, group, 'veth');
+    const config = containerConfig({
+      vmId: id,
+      hostname: hostnameOf(spec),
+      rootfs: layout.merged,
+      networkSetup: network.namespaceSetupArgv(lease),
+      memMib: spec.mem_size_mib,
+      vcpus: spec.vcpu_count,
+      limitSwap: cgroups.swapAccounted,
+      init: INIT,
+    });
+    await writeJsonAtomic(layout.config, config, { mode: 0o600 }); // a restarted worker's runtime reads it again
+    if (bundle !== layout.dir) {
+      await ensurePrivateDirectory(bundle);
+      await writeJsonAtomic(join(bundle, 'config.json'), config, { mode: 0o600 });
+    }
+    await this.runtime.run(id, bundle, layout.initLog);
+    const state = await this.runtime.state(id);
+    const init = state && state.pid > 0 ? await identify(state.pid) : null;
+    if (!init) throw new Error(`sandbox init of ${spec.vm_id} vanished right after starting`);
+    await layout.writeRecord({ ...record, init });
+    await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS, () => isAlive(init));
+    this.log(`sandbox: machine ${spec.vm_id} running (init pid ${init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
+    return { vm_id: spec.vm_id, state: 'running', pid: init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
   }
 
   /** The machine's read-only layers below the kit: its snapshot layers, then its image (unless flattened in). */
@@ -277,24 +371,72 @@ export class SandboxDriver implements HypervisorDriver {
 
   async destroy(vm_id: string): Promise<void> {
     if (!isSafeId(vm_id)) return; // no such machine can exist
+    this.warm.busy();
     await this.locks.run(vm_id, () => this.destroyLocked(vm_id));
   }
 
+  /**
+   * Stops the machine (its init killed, thawed first: its PID namespace goes with it), releases its
+   * network, and hands its directory to the reaper, which takes down the rest behind the answer
+   * (machine-reaper.ts): cgroups, runc's state, mounts, loop device and files. From the return on
+   * no process of it runs, nothing reaches it and no list shows it.
+   */
   private async destroyLocked(vm_id: string): Promise<void> {
-    const layout = new MachineLayout(this.stateDir, vm_id);
+    const layout = await this.layoutOf(vm_id);
+    const detached = this.network.detach(vm_id);
+    try {
+      if (!existsSync(layout.dir)) return;
+      const record = await layout.readRecord();
+      if (record?.init) {
+        await thawMachine(layout.container);
+        if (!(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
+      } else {
+        await removeLeftoverCgroups(layout.container); // an init never recorded (a crash as it started)
+      }
+    } finally {
+      await detached;
+    }
+    if (!(await this.reaper.take(layout))) await this.teardown(layout, null);
+  }
+
+  /** Takes down a stopped machine the reaper holds (its network already released). */
+  private async reap(layout: MachineLayout): Promise<void> {
+    await this.teardown(layout, null);
+  }
+
+  /** The machine's paths, under the id it runs by (its record says, for a claimed warm machine). */
+  private async layoutOf(vm_id: string): Promise<MachineLayout> {
+    const record = await new MachineLayout(this.stateDir, vm_id).readRecord();
+    return new MachineLayout(this.stateDir, vm_id, containerOf(record, vm_id));
+  }
+
+  /**
+   * Everything the machine in `layout` holds, and its lease on `network` (by its directory's name)
+   * unless the network is already released (null).
+   */
+  private async teardown(layout: MachineLayout, network: HostNetwork | null): Promise<void> {
     const record = await layout.readRecord();
-    // The runtime kills everything in the container (thawing it first) and removes its cgroups.
-    if (await this.runtime.state(vm_id)) await this.runtime.delete(vm_id);
-    // An init the runtime did not know (a crash before its state was written) goes the same way:
-    // PID 1 dying takes its whole PID namespace along; so do whatever cgroups are left.
-    if (record?.init && !(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
-    await removeLeftoverCgroups(vm_id);
-    // Before the machine's directory goes: a lease whose directory is gone is a sweep's to take.
-    await this.network.detach(vm_id);
-    await unmountAllUnder(layout.merged);
+    const id = layout.container;
+    // The network goes while the machine is killed (batched with other machines' on the host
+    // lock); before the machine's directory goes: a lease whose directory is gone is a sweep's.
+    const detached = network?.detach(layout.vmId);
+    try {
+      // Everything in the machine's cgroups is killed (thawed first) and the cgroups removed by
+      // the driver itself, then runc's state of it dropped: what `runc delete --force` does,
+      // without a runtime process (a Go binary: the dearest step of a destroy, and a hundred
+      // destroys would run one each). The init's death takes its whole PID namespace along; an
+      // init outside the cgroups (a crash before it joined them) is killed by its identity.
+      await removeLeftoverCgroups(id);
+      if (record?.init && !(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
+      if (this.runtime.knows(id)) await this.runtime.forget(id);
+      await rm(this.movableBundle(id), { recursive: true, force: true });
+    } finally {
+      await detached;
+    }
+    const device = await diskDeviceOf(layout.disk);
+    await unmountAllUnder(layout.merged, layout.dir);
     await rm(layout.merged, { recursive: true, force: true });
-    await unmountAllUnder(layout.dir);
-    if (existsSync(layout.diskImage)) await releaseMachineDisk(layout.diskImage);
+    if (existsSync(layout.diskImage)) await releaseMachineDisk(layout.diskImage, device);
     await rm(layout.dir, { recursive: true, force: true });
     // The machine may have been the last thing holding a deleted snapshot's layer.
     if (record?.chain.snapshots.length) await this.snapshots.withLock(() => this.collectSnapshotGarbage());
@@ -303,21 +445,21 @@ export class SandboxDriver implements HypervisorDriver {
   /** Pause and resume wait for a commit in progress, whose thaw would otherwise undo a pause. */
   async pause(vm_id: string): Promise<void> {
     await this.locks.run(vm_id, async () => {
-      await this.requireLive(vm_id);
-      await this.setFrozen(vm_id, true);
+      const { layout } = await this.requireLive(vm_id);
+      await this.setFrozen(layout, true);
     });
   }
 
   async resume(vm_id: string): Promise<void> {
     await this.locks.run(vm_id, async () => {
-      await this.requireLive(vm_id);
-      await this.setFrozen(vm_id, false);
+      const { layout } = await this.requireLive(vm_id);
+      await this.setFrozen(layout, false);
     });
   }
 
   /** Freezes or thaws through the runtime (the cgroup freezer); idempotent, as the port wants. */
-  private async setFrozen(vm_id: string, frozen: boolean): Promise<void> {
-    if ((await isMachineFrozen(vm_id)) === !frozen) await this.runtime.setPaused(vm_id, frozen);
+  private async setFrozen(layout: MachineLayout, frozen: boolean): Promise<void> {
+    if ((await isMachineFrozen(layout.container)) === !frozen) await this.runtime.setPaused(layout.container, frozen);
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
@@ -326,11 +468,12 @@ export class SandboxDriver implements HypervisorDriver {
     if (!existsSync(layout.dir)) return null;
     const record = await layout.readRecord();
     if (!record?.init || !(await isAlive(record.init))) return 'dead';
+    const container = containerOf(record, vm_id);
     // A machine an older driver started (bare namespaces, no container config, or the host's
     // network namespace, which would leave the host in its reach) is not run by this one: dead, so
     // the worker reports it and destroy clears it away.
     if (!existsSync(layout.config) || record.spec.network_group === undefined) return 'dead';
-    const frozen = await isMachineFrozen(vm_id);
+    const frozen = await isMachineFrozen(container);
     if (frozen === null) return 'dead';
     return frozen ? 'paused' : 'running';
   }
@@ -366,7 +509,7 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   private execTarget(layout: MachineLayout): ContainerExecTarget {
-    return { runtime: this.runtime, id: layout.vmId, scratchDir: layout.dir };
+    return { runtime: this.runtime, id: layout.container, scratchDir: layout.dir };
   }
 
   /**
@@ -389,12 +532,12 @@ export class SandboxDriver implements HypervisorDriver {
       await mkdir(scratch);
       try {
         const captured = join(scratch, 'layer');
-        const wasRunning = (await isMachineFrozen(vm_id)) === false;
-        if (wasRunning) await this.runtime.setPaused(vm_id, true);
+        const wasRunning = (await isMachineFrozen(layout.container)) === false;
+        if (wasRunning) await this.runtime.setPaused(layout.container, true);
         try {
           await runCommand('cp', ['-a', `${layout.upper}/.`, captured]);
         } finally {
-          if (wasRunning && !options.keep_paused) await this.runtime.setPaused(vm_id, false);
+          if (wasRunning && !options.keep_paused) await this.runtime.setPaused(layout.container, false);
         }
         let chain: LayerChain = { snapshots: [snapshot_id, ...record.chain.snapshots], base: record.chain.base, image_id: record.chain.image_id ?? null };
         if (chain.snapshots.length > MAX_SNAPSHOT_LAYERS) {
@@ -538,7 +681,7 @@ export class SandboxDriver implements HypervisorDriver {
   ): Promise<{ layout: MachineLayout; record: MachineRecord; init: ProcessIdentity; state: 'running' | 'paused' }> {
     const state = await this.status(vm_id);
     if (!state) throw new MachineNotFoundError(vm_id);
-    const layout = new MachineLayout(this.stateDir, vm_id);
+    const layout = await this.layoutOf(vm_id);
     const record = await layout.readRecord();
     if (state === 'dead' || !record?.init) throw new MachineStateError(vm_id, `machine ${vm_id} is dead`);
     return { layout, record, init: record.init, state };

@@ -31,14 +31,14 @@ const KINDS: RootKind[] = [
 ];
 
 /** An SSH client key pair made by the host's ssh-keygen, for logging in as root. */
-async function clientKey(dir: string): Promise<{ path: string; publicKey: string }> {
+export async function clientKey(dir: string): Promise<{ path: string; publicKey: string }> {
   const path = join(dir, 'id_ed25519');
   await execFileAsync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'arbor-image-test', '-f', path]);
   return { path, publicKey: readFileSync(`${path}.pub`, 'utf8').trim() };
 }
 
 /** Runs a command over SSH as root, the way a user (through the edge) logs in. */
-async function overSsh(address: string, key: string, command: string): Promise<string> {
+export async function overSsh(address: string, key: string, command: string): Promise<string> {
   const { stdout } = await execFileAsync('ssh', [
     '-i', key,
     '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',

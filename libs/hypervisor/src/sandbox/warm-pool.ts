@@ -1,0 +1,240 @@
+import { randomUUID } from 'node:crypto';
+import { readdir, rename, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { MachineInfo, MachineSpec } from '../hypervisor-driver.port';
+import { ensurePrivateDirectory } from '../host/private-directory';
+import { isSafeId } from '../host/safe-id';
+import { isAlive } from '../host/process-identity';
+import { sleep } from '../host/sleep';
+import type { HostNetwork } from '../network/host-network';
+import { setMachineHostname } from './machine-hostname';
+import { hostnameOf, rewriteIdentityLayer } from './machine-identity-files';
+import { MachineLayout, type MachineRecord } from './machine-layout';
+
+/** The shape of a machine: what its cgroups and disk were made for. */
+export type MachineShape = Pick<MachineSpec, 'vcpu_count' | 'mem_size_mib' | 'fs_size_mib'>;
+
+export interface WarmPoolOptions {
+  /** Machines kept booted and waiting (0: none). */
+  size: number;
+  /** The shape they are made in until a create asks for another (then the pool follows it). */
+  shape: MachineShape;
+}
+
+/** What the pool needs of the driver: to boot and to tear down a machine in a directory of its own. */
+export interface WarmPoolHost {
+  /** The driver's state directory: a claimed machine's directory moves there, as `<vm_id>`. */
+  stateDir: string;
+  /** The VMs' network, which takes a claimed machine's lease over (HostNetwork.adopt). */
+  network: HostNetwork;
+  /** Boots the machine reserved in `layout` (its record written), in no network group; throws on failure. */
+  boot(layout: MachineLayout): Promise<MachineInfo>;
+  /** Tears down whatever the machine in `layout` holds, its lease (by its warm id) included; idempotent. */
+  destroy(layout: MachineLayout): Promise<void>;
+  /** Has the running machine in `layout` serve its /etc/environment as it is now over SSH (sshd-environment.ts). */
+  refreshSshEnvironment(layout: MachineLayout): Promise<void>;
+  log: (line: string) => void;
+}
+
+/** Warm machines booting at once: the pool refills behind a burst without taking the host from it. */
+const FILL_CONCURRENCY = 2;
+/**
+ * The pool refills once the driver has made, claimed or destroyed no machine for this long:
+ * booting competes with the operations of a burst for the CPU and the host lock, and a burst is
+ * served best from what waits. Under work that never pauses, creates are made cold.
+ */
+const REFILL_AFTER_QUIET_MS = 500;
+
+/**
+ * Machines of the default image booted ahead of time, so that a create is a claim plus identity.
+ * A warm machine is a whole machine (disk, identity layer with its own machine id and SSH host
+ * key, overlay root, container, a network port of no group: it reaches no machine and no machine
+ * reaches it, sshd answering), made in `<stateDir>/.warm/<id>`, where the worker's list never
+ * looks, under an id of its own that it keeps for life (its container, cgroups and root mount).
+ *
+ * A create of the default image (no image_id) in the pool's shape claims one (handOver): the
+ * files of its identity layer that say whose it is (hostname, environment, spec, authorized key)
+ * are rewritten in place, its hostname set, the guest kit's sshd made to read the environment again
+ * when the VM has variables (it took the warm machine's, none, as it started), its lease handed to the VM and joined to the VM's group (the org's walls), its record
+ * written, and its directory renamed to `<stateDir>/<vm_id>`; from then on it is the VM's machine
+ * like any other. Each warm machine is claimed at most once, and it ran nothing of anyone's
+ * before, so nothing of one tenant can reach another. A warm machine that cannot be handed over is
+ * destroyed and the create made cold.
+ *
+ * Crash safety: warm machines are never adopted. Whatever a start finds in the warm directory
+ * (waiting, half made, or half handed over) is destroyed, and the pool filled again; a lease
+ * handed over whose directory never moved in is a sweep's to take back (its directory is gone).
+ */
+export class WarmPool {
+  private readonly dir: string;
+  private readonly waiting: string[] = [];
+  private shape: MachineShape;
+  private booting = 0;
+  private failures = 0;
+  private stopped = true;
+  private readonly full: (() => void)[] = [];
+  private readonly settled = new Set<Promise<void>>();
+  private refill: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly host: WarmPoolHost,
+    private readonly options: WarmPoolOptions,
+  ) {
+    this.dir = join(host.stateDir, '.warm');
+    this.shape = options.shape;
+  }
+
+  /** Destroys what an earlier run left in the warm directory, then starts filling the pool (if it has a size). */
+  async start(): Promise<void> {
+    if (this.options.size === 0) return;
+    await ensurePrivateDirectory(this.host.stateDir);
+    await ensurePrivateDirectory(this.dir);
+    await this.destroyLeftovers();
+    this.stopped = false;
+    this.fill();
+  }
+
+  /** Destroys every machine in the warm directory that this pool is not keeping (all of them, once stopped). */
+  async destroyLeftovers(): Promise<void> {
+    const ids = (await readdir(this.dir).catch(() => [] as string[])).filter((id) => isSafeId(id) && !this.waiting.includes(id));
+    for (const id of ids) {
+      await this.host.destroy(new MachineLayout(this.dir, id)).catch((error: Error) => this.host.log(`sandbox: removing warm machine ${id} failed: ${error.message}`));
+    }
+  }
+
+  /** Stops filling and destroys every warm machine (a claimed one is a VM's, and stays). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.refill) clearTimeout(this.refill);
+    await Promise.allSettled([...this.settled]);
+    for (const id of this.waiting.splice(0)) await this.host.destroy(new MachineLayout(this.dir, id)).catch(() => undefined);
+  }
+
+  /** Resolves once the pool holds its size of waiting machines (benchmarks wait for it). */
+  whenFull(): Promise<void> {
+    if (this.waiting.length >= this.options.size) return Promise.resolve();
+    return new Promise((resolve) => this.full.push(resolve));
+  }
+
+  /**
+   * The machine for `spec` made out of a warm one, or null when none fits (another image, another
+   * shape: the pool then turns to that shape; or none waiting): the caller creates it cold.
+   */
+  async claim(spec: MachineSpec): Promise<MachineInfo | null> {
+    if (this.stopped || this.options.size === 0 || spec.image_name !== 'default' || spec.image_id) return null;
+    if (!sameShape(spec, this.shape)) {
+      this.reshape(spec);
+      return null;
+    }
+    const id = this.waiting.shift();
+    this.refillWhenQuiet();
+    if (!id) return null;
+    try {
+      return await this.handOver(id, spec);
+    } catch (error) {
+      this.host.log(`sandbox: handing warm machine ${id} to ${spec.vm_id} failed, creating it cold: ${(error as Error).message}`);
+      await this.discard(id, spec.vm_id);
+      return null;
+    }
+  }
+
+  private async handOver(id: string, spec: MachineSpec): Promise<MachineInfo> {
+    const warm = new MachineLayout(this.dir, id);
+    const record = await warm.readRecord();
+    if (!record?.init || !(await isAlive(record.init))) throw new Error(`warm machine ${id} is not running`);
+    // The VM's name first: refused if it exists, as a cold create would be (MachineDirectory.claim).
+    await new MachineLayout(this.host.stateDir, spec.vm_id).claim();
+    await rewriteIdentityLayer(warm.identity, spec);
+    await setMachineHostname(record.init.pid, hostnameOf(spec));
+    // An exec in the machine (tens of milliseconds), so only when there is something to say.
+    if (Object.keys(spec.env).length > 0) await this.host.refreshSshEnvironment(warm);
+    const lease = await this.host.network.adopt(id, spec.vm_id, spec.network_group);
+    // Not fsync'd: the warm record already names the container, all a crash could need of this one.
+    const claimed: MachineRecord = { spec, source_snapshot_id: null, chain: record.chain, init: record.init, container: id };
+    await warm.writeRecord(claimed, { durable: false });
+    // Onto the empty directory the claim made: one rename, the machine is the VM's.
+    await rename(warm.dir, join(this.host.stateDir, spec.vm_id));
+    this.host.log(`sandbox: machine ${spec.vm_id} running (warm machine ${id}, init pid ${record.init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
+    return { vm_id: spec.vm_id, state: 'running', pid: record.init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
+  }
+
+  /** A warm machine that could not be handed over: gone, with whatever of the VM's the attempt made. */
+  private async discard(id: string, vm_id: string): Promise<void> {
+    await this.host.destroy(new MachineLayout(this.dir, id)).catch((error: Error) => this.host.log(`sandbox: removing warm machine ${id} failed: ${error.message}`));
+    await this.host.network.detach(vm_id).catch(() => undefined);
+    await rmdir(join(this.host.stateDir, vm_id)).catch(() => undefined); // only the empty claim: a moved-in machine is not empty
+  }
+
+  /** Creates of another shape: the pool follows them (its waiting machines of the old shape go). */
+  private reshape(shape: MachineShape): void {
+    this.shape = { vcpu_count: shape.vcpu_count, mem_size_mib: shape.mem_size_mib, fs_size_mib: shape.fs_size_mib };
+    const old = this.waiting.splice(0);
+    this.track((async () => {
+      for (const id of old) await this.host.destroy(new MachineLayout(this.dir, id)).catch(() => undefined);
+    })());
+    this.fill();
+  }
+
+  /** The driver is busy with a machine: a refill waits until it has been quiet a while. */
+  busy(): void {
+    if (this.refill || this.waiting.length + this.booting < this.options.size) this.refillWhenQuiet();
+  }
+
+  /** Fills the pool again once the driver has been quiet (REFILL_AFTER_QUIET_MS), each operation putting it off. */
+  private refillWhenQuiet(): void {
+    if (this.stopped) return;
+    if (this.refill) clearTimeout(this.refill);
+    this.refill = setTimeout(() => {
+      this.refill = null;
+      this.fill();
+    }, REFILL_AFTER_QUIET_MS);
+  }
+
+  private fill(): void {
+    while (!this.stopped && this.booting < FILL_CONCURRENCY && this.waiting.length + this.booting < this.options.size) {
+      this.booting++;
+      this.track(this.bootOne().finally(() => {
+        this.booting--;
+        this.fill();
+      }));
+    }
+  }
+
+  private async bootOne(): Promise<void> {
+    // After failures, wait a little more each time (a host out of something stays so for a while).
+    if (this.failures > 0) await sleep(Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6)));
+    if (this.stopped) return;
+    const shape = this.shape;
+    const id = randomUUID();
+    const layout = new MachineLayout(this.dir, id);
+    try {
+      await layout.claim();
+      await ensurePrivateDirectory(layout.dir);
+      const spec: MachineSpec = { vm_id: id, ...shape, image_name: 'default', image_id: null, env: {}, identity: { hostname: id, ssh_authorized_key: null }, network_group: '' };
+      // The container named from the start: a claimed machine whose claim's record a crash lost still runs under it.
+      await layout.writeRecord({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id: null }, container: id });
+      await this.host.boot(layout);
+    } catch (error) {
+      this.failures++;
+      this.host.log(`sandbox: booting a warm machine failed (the pool tries again): ${(error as Error).message}`);
+      await this.host.destroy(layout).catch(() => undefined);
+      return;
+    }
+    this.failures = 0;
+    if (this.stopped || shape !== this.shape) {
+      await this.host.destroy(layout).catch(() => undefined);
+      return;
+    }
+    this.waiting.push(id);
+    if (this.waiting.length >= this.options.size) this.full.splice(0).forEach((resolve) => resolve());
+  }
+
+  private track(work: Promise<void>): void {
+    this.settled.add(work);
+    void work.finally(() => this.settled.delete(work));
+  }
+}
+
+function sameShape(a: MachineShape, b: MachineShape): boolean {
+  return a.vcpu_count === b.vcpu_count && a.mem_size_mib === b.mem_size_mib && a.fs_size_mib === b.fs_size_mib;
+}
