@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Filter, Sort } from '../read-model-store.port';
 import { equalityFields } from './document-updates';
-import { compareIds, ordersPlainly } from './id-order';
+import { sortByIds } from './id-order';
 import { anyArrayOnIndexSql, lookupIndexNamed, lookupIndexNamesSql, lookupSql, orderedLookupSql, type LookupIndex } from './json-index-sql';
 
 /** A value bound to `json_extract(json, path) IS ?`. */
@@ -43,8 +43,7 @@ export class IndexLookup {
     if (!lookup) return undefined;
     const { index, values } = lookup;
     const rows = this.prepared<{ id: string; json: string }>(`${index.name}/${values.length}`, () => lookupSql(this.table, index, values.length)).all(...values);
-    rows.sort(rows.every((row) => ordersPlainly(row.id)) ? (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : (a, b) => compareIds(a.id, b.id));
-    return rows.map((row) => row.json);
+    return sortByIds(rows, (row) => row.id).map((row) => row.json);
   }
 
   /**

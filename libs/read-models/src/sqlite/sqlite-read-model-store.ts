@@ -15,7 +15,7 @@ import {
 import { inSortOrder, sortDocuments } from './document-sort';
 import { applyUpdate, replaceDocument, upsertedDocument } from './document-updates';
 import { equalityTest } from './equality-filter';
-import { compareIds } from './id-order';
+import { sortByIds } from './id-order';
 import { idsNamedByFilter } from './ids-named-by-filter';
 import { IndexLookup } from './index-lookup';
 import { lookupIndexSql, uniqueIndexSql } from './json-index-sql';
@@ -205,7 +205,7 @@ export class SqliteReadModelStore implements ReadModelStore {
       const inOrder = this.indexLookup.candidatesInOrderOf(collection, filter, sort);
       if (inOrder) {
         const matches = tested(parsed(inOrder), filter);
-        return inSortOrder(matches, sort) ? matches : sortDocuments(matches.sort((a, b) => compareIds(a._id, b._id)), sort);
+        return inSortOrder(matches, sort) ? matches : sortDocuments(sortByIds(matches, (doc) => doc._id), sort);
       }
     }
     return sortDocuments(this.matching(collection, filter), sort);
