@@ -1,23 +1,32 @@
 import type Database from 'better-sqlite3';
-import type { Filter } from '../read-model-store.port';
+import type { Filter, Sort } from '../read-model-store.port';
 import { equalityFields } from './document-updates';
-import { lookupIndexNamed, lookupIndexNamesSql, lookupSql, type LookupIndex } from './json-index-sql';
+import { sortByIds } from './id-order';
+import { anyArrayOnIndexSql, lookupIndexNamed, lookupIndexNamesSql, lookupSql, orderedLookupSql, type LookupIndex } from './json-index-sql';
 
 /** A value bound to `json_extract(json, path) IS ?`. */
 type SqlValue = string | number | null;
 
+/** An index and the values of its leading fields that a filter pins, in the index's order. */
+interface Lookup {
+  index: LookupIndex;
+  values: SqlValue[];
+}
+
 /**
  * Reads a filter's candidates through the lookup indexes `ensureIndex` created (by any connection
  * to the file: the indexes are read again from the schema whenever its version moved). The
- * candidates are a superset of the matches, ordered by `_id`: the caller still tests the filter.
+ * candidates are a superset of the matches, ordered by `_id` (or, asked for, by a sort's keys):
+ * the caller still tests the filter.
  */
 export class IndexLookup {
   private indexes = new Map<string, LookupIndex[]>();
   private schemaVersion: number | undefined;
-  /** Prepared once per index and number of pinned fields. */
-  private readonly statements = new Map<string, Database.Statement<SqlValue[], { id: string; json: string }>>();
+  /** Prepared once per index and shape of lookup. */
+  private readonly statements = new Map<string, Database.Statement>();
   private readonly selectSchemaVersion: Database.Statement<[], number>;
   private readonly selectIndexNames: Database.Statement<[], string>;
+  private readonly inOneSnapshot: (read: () => string[] | undefined) => string[] | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -25,16 +34,39 @@ export class IndexLookup {
   ) {
     this.selectSchemaVersion = db.prepare<[], number>('PRAGMA schema_version').pluck();
     this.selectIndexNames = db.prepare<[], string>(lookupIndexNamesSql(table)).pluck();
+    this.inOneSnapshot = db.transaction((read: () => string[] | undefined) => read());
   }
 
   /** The JSON of the candidates for `filter` in `_id` order, or undefined when it pins no index's first field. */
   candidatesOf(collection: string, filter: Filter): string[] | undefined {
-    const lookup = bestLookup(filter, this.indexesOf(collection));
+    const lookup = bestLookup(lookupsOf(filter, this.indexesOf(collection)));
     if (!lookup) return undefined;
-    const rows = this.statement(lookup.index, lookup.values.length).all(...lookup.values);
-    const utf16OrderHolds = rows.every((row) => !SURROGATE_OR_ABOVE.test(row.id));
-    rows.sort(utf16OrderHolds ? (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : (a, b) => compareIds(a.id, b.id));
-    return rows.map((row) => row.json);
+    const { index, values } = lookup;
+    const rows = this.prepared<{ id: string; json: string }>(`${index.name}/${values.length}`, () => lookupSql(this.table, index, values.length)).all(...values);
+    return sortByIds(rows, (row) => row.id).map((row) => row.json);
+  }
+
+  /**
+   * The JSON of the candidates for `filter` in the order of `sort`'s keys as SQLite orders their
+   * values, read through an index whose fields after the ones the filter pins are those keys (all
+   * one direction): SQLite walks the index and sorts nothing, and nothing is sorted by `_id`.
+   * Undefined when no index gives that order while pinning as much as the best lookup, or when a
+   * document of the collection has an array on the index's paths (the index cannot order it).
+   * SQLite's order is not always the one wanted (mixed types, text past U+D7FF): the caller checks.
+   */
+  candidatesInOrderOf(collection: string, filter: Filter, sort: Sort): string[] | undefined {
+    const lookups = lookupsOf(filter, this.indexesOf(collection));
+    const lookup = orderedLookup(lookups, sort);
+    if (!lookup || lookup.values.length < (bestLookup(lookups)?.values.length ?? 0)) return undefined;
+    const { index, values } = lookup;
+    const keys = Object.keys(sort).length;
+    const direction = Object.values(sort)[0];
+    const arrays = this.prepared<number>(`${index.name}/arrays`, () => anyArrayOnIndexSql(this.table, index), { pluck: true });
+    const ordered = this.prepared<string>(`${index.name}/${values.length}/ordered ${keys} ${direction}`, () => orderedLookupSql(this.table, index, values.length, keys, direction), {
+      pluck: true,
+    });
+    // Both reads in one snapshot, as one statement would be: no array may come in between.
+    return this.inOneSnapshot(() => (arrays.get() ? undefined : ordered.all(...values)));
   }
 
   private indexesOf(collection: string): LookupIndex[] {
@@ -50,25 +82,25 @@ export class IndexLookup {
     return this.indexes.get(collection) ?? [];
   }
 
-  private statement(index: LookupIndex, pinned: number): Database.Statement<SqlValue[], { id: string; json: string }> {
-    const key = `${index.name}/${pinned}`;
+  private prepared<Row>(key: string, sql: () => string, options: { pluck?: boolean } = {}): Database.Statement<SqlValue[], Row> {
     let statement = this.statements.get(key);
     if (!statement) {
-      statement = this.db.prepare<SqlValue[], { id: string; json: string }>(lookupSql(this.table, index, pinned));
+      statement = this.db.prepare(sql());
+      if (options.pluck) statement.pluck();
       this.statements.set(key, statement);
     }
-    return statement;
+    return statement as Database.Statement<SqlValue[], Row>;
   }
 }
 
 /**
- * Of the indexes whose leading fields the filter pins by equality (`{a: v}`, `{a: {$eq: v}}`, also
- * inside a top-level `$and`), the one that pins the most, with the values to bind in its order.
+ * Each index whose leading fields the filter pins by equality (`{a: v}`, `{a: {$eq: v}}`, also
+ * inside a top-level `$and`), with the values to bind in its order.
  */
-function bestLookup(filter: Filter, indexes: readonly LookupIndex[]): { index: LookupIndex; values: SqlValue[] } | undefined {
-  if (indexes.length === 0) return undefined;
+function lookupsOf(filter: Filter, indexes: readonly LookupIndex[]): Lookup[] {
+  if (indexes.length === 0) return [];
   const pinned = equalityFields(filter);
-  let best: { index: LookupIndex; values: SqlValue[] } | undefined;
+  const lookups: Lookup[] = [];
   for (const index of indexes) {
     const values: SqlValue[] = [];
     for (const field of index.fields) {
@@ -76,9 +108,25 @@ function bestLookup(filter: Filter, indexes: readonly LookupIndex[]): { index: L
       if (value === undefined) break;
       values.push(value);
     }
-    if (values.length > (best?.values.length ?? 0)) best = { index, values };
+    if (values.length > 0) lookups.push({ index, values });
   }
+  return lookups;
+}
+
+/** The lookup that pins the most fields (the first of equals). */
+function bestLookup(lookups: readonly Lookup[]): Lookup | undefined {
+  let best: Lookup | undefined;
+  for (const lookup of lookups) if (lookup.values.length > (best?.values.length ?? 0)) best = lookup;
   return best;
+}
+
+/** The lookup pinning the most fields of those whose next fields are the sort's keys, all sorted one direction. */
+function orderedLookup(lookups: readonly Lookup[], sort: Sort): Lookup | undefined {
+  const keys = Object.keys(sort);
+  const directions = new Set(Object.values(sort));
+  if (keys.length === 0 || directions.size !== 1) return undefined;
+  const ordering = lookups.filter(({ index, values }) => keys.every((key, k) => index.fields[values.length + k] === key));
+  return bestLookup(ordering);
 }
 
 /**
@@ -94,13 +142,4 @@ function sqlValueOf(value: unknown): SqlValue | undefined {
   if (typeof value === 'boolean') return value ? 1 : 0;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
   return undefined;
-}
-
-/** Past the basic multilingual plane's lower part, UTF-16 order (JavaScript's) and UTF-8 order (SQLite's) differ. */
-const SURROGATE_OR_ABOVE = /[\uD800-\uFFFF]/;
-
-/** Two ids in the order SQLite's ORDER BY id (BINARY: UTF-8 bytes) gives, as a scan of the collection reads them. */
-export function compareIds(a: string, b: string): number {
-  if (SURROGATE_OR_ABOVE.test(a) || SURROGATE_OR_ABOVE.test(b)) return Buffer.compare(Buffer.from(a), Buffer.from(b));
-  return a < b ? -1 : a > b ? 1 : 0;
 }

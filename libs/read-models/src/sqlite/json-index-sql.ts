@@ -63,6 +63,23 @@ export function lookupSql(table: string, index: LookupIndex, pinned: number): st
   return `${from} = 0${equalities.join('')} UNION ALL ${from} = 1`;
 }
 
+/**
+ * SELECT of the JSON of the documents whose first `pinned` indexed fields hold the bound values
+ * and where no indexed path meets an array, ordered by the `ordered` fields after those
+ * (descending for `direction` -1): the index holds them in that order, so SQLite walks it and
+ * sorts nothing. Only the JSON: a second column would cost better-sqlite3 an object per row.
+ */
+export function orderedLookupSql(table: string, index: LookupIndex, pinned: number, ordered: number, direction: 1 | -1): string {
+  const equalities = index.fields.slice(0, pinned).map((field) => ` AND ${valueSql(field)} IS ?`);
+  const order = index.fields.slice(pinned, pinned + ordered).map((field) => `${valueSql(field)}${direction === -1 ? ' DESC' : ''}`);
+  return `SELECT json FROM ${table} INDEXED BY ${index.name} WHERE collection = ${sqlString(index.collection)} AND ${crossesArraySql(index.fields)} = 0${equalities.join('')} ORDER BY ${order.join(', ')}`;
+}
+
+/** SELECT of whether a document of the index's collection has an array on an indexed path (the index cannot order those). */
+export function anyArrayOnIndexSql(table: string, index: LookupIndex): string {
+  return `SELECT EXISTS (SELECT 1 FROM ${table} INDEXED BY ${index.name} WHERE collection = ${sqlString(index.collection)} AND ${crossesArraySql(index.fields)} = 1)`;
+}
+
 /** A partial index: over the rows of the index's collection only. */
 function createIndexSql(kind: 'INDEX' | 'UNIQUE INDEX', name: string, table: string, index: JsonIndex, columns: string[]): string {
   if (index.fields.length === 0) throw new Error('an index needs at least one key');

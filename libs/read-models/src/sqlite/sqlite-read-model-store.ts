@@ -12,9 +12,10 @@ import {
   type Update,
   type WriteOp,
 } from '../read-model-store.port';
-import { sortDocuments } from './document-sort';
+import { inSortOrder, sortDocuments } from './document-sort';
 import { applyUpdate, replaceDocument, upsertedDocument } from './document-updates';
 import { equalityTest } from './equality-filter';
+import { sortByIds } from './id-order';
 import { idsNamedByFilter } from './ids-named-by-filter';
 import { IndexLookup } from './index-lookup';
 import { lookupIndexSql, uniqueIndexSql } from './json-index-sql';
@@ -50,7 +51,8 @@ export interface SqliteReadModelStoreOptions {
  *
  * Candidates for a filter are read by primary key when it names `_id`s, through an index of
  * `ensureIndex` when it pins the index's leading fields, else by scanning the collection; mingo
- * then tests the filter on each, so the index only narrows what is parsed and tested.
+ * then tests the filter on each, so the index only narrows what is parsed and tested. A sort by
+ * the fields an index holds after the pinned ones is read in the index's order.
  */
 export class SqliteReadModelStore implements ReadModelStore {
   private readonly statements: ReturnType<typeof prepareStatements>;
@@ -105,8 +107,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   async find<T extends Document = Document>(collection: string, filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    const matches = this.matching(collection, filter) as T[];
-    const sorted = options.sort ? sortDocuments(matches, options.sort) : matches;
+    const sorted = (options.sort ? this.sortedMatching(collection, filter, options.sort) : this.matching(collection, filter)) as T[];
     const skip = options.skip ?? 0;
     return options.limit ? sorted.slice(skip, skip + options.limit) : skip ? sorted.slice(skip) : sorted;
   }
@@ -142,8 +143,9 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   /**
-   * A lookup index over the fields (their directions do not matter: lookups pin values, mingo
-   * sorts), and for `unique` also the index that enforces it. `_id` alone is the primary key.
+   * A lookup index over the fields (their directions do not matter: lookups pin values, and
+   * SQLite walks an index either way for a sort), and for `unique` also the index that enforces
+   * it. `_id` alone is the primary key.
    */
   async ensureIndex(collection: string, keys: Sort, options: { unique?: boolean } = {}): Promise<void> {
     const index = { collection, fields: Object.keys(keys) };
@@ -185,21 +187,28 @@ export class SqliteReadModelStore implements ReadModelStore {
     }
   }
 
-  /**
-   * Documents matching `filter`, stopping after `limit`. Equalities are tested directly; mingo's
-   * query, compiled once per call and only when needed, decides everything else.
-   */
+  /** Documents matching `filter`, stopping after `limit`. */
   private matching(collection: string, filter: Filter, limit = Infinity): Document[] {
     const { candidates, residual } = this.candidates(collection, filter);
-    const equalities = equalityTest(residual);
-    let query: Query<Document> | undefined;
-    const test = (doc: Document) => equalities?.(doc) ?? (query ??= new Query<Document>(residual, MINGO_OPTIONS)).test(doc);
-    const matches: Document[] = [];
-    for (const doc of candidates) {
-      if (matches.length >= limit) break;
-      if (test(doc)) matches.push(doc);
+    return tested(candidates, residual, limit);
+  }
+
+  /**
+   * Documents matching `filter` in the order of `sort`. An index holding the sort's keys after the
+   * fields the filter pins gives the candidates in that order (SQLite's): kept when it is exactly
+   * sortDocuments' order, as it is for strings and numbers without ties, so nothing is sorted,
+   * neither by `_id` nor by the keys; otherwise put back in `_id` order (a scan's) and sorted.
+   */
+  private sortedMatching(collection: string, filter: Filter, sort: Sort): Document[] {
+    if (!idsNamedByFilter(filter)) {
+      this.unit?.writeBack();
+      const inOrder = this.indexLookup.candidatesInOrderOf(collection, filter, sort);
+      if (inOrder) {
+        const matches = tested(parsed(inOrder), filter);
+        return inSortOrder(matches, sort) ? matches : sortDocuments(sortByIds(matches, (doc) => doc._id), sort);
+      }
     }
-    return matches;
+    return sortDocuments(this.matching(collection, filter), sort);
   }
 
   private apply(op: WriteOp): void {
@@ -277,6 +286,22 @@ function prepareStatements(db: Database.Database) {
     ),
     deleteCheckpoint: db.prepare(`DELETE FROM ${CHECKPOINTS} WHERE name = ?`),
   };
+}
+
+/**
+ * The candidates that match `filter`, stopping after `limit`. Equalities are tested directly;
+ * mingo's query, compiled once per call and only when needed, decides everything else.
+ */
+function tested(candidates: Iterable<Document>, filter: Filter, limit = Infinity): Document[] {
+  const equalities = equalityTest(filter);
+  let query: Query<Document> | undefined;
+  const test = (doc: Document) => equalities?.(doc) ?? (query ??= new Query<Document>(filter, MINGO_OPTIONS)).test(doc);
+  const matches: Document[] = [];
+  for (const doc of candidates) {
+    if (matches.length >= limit) break;
+    if (test(doc)) matches.push(doc);
+  }
+  return matches;
 }
 
 function* parsed(jsons: Iterable<string>): Generator<Document> {

@@ -373,6 +373,28 @@ export function describeReadModelStoreContract(adapterName: string, open: () => 
         expect(idsOf(await store.find(collection, { kind: 'num' }, { sort: { _id: -1 }, skip: 1, limit: 3 }))).toEqual(['j', 'e', 'd']);
       });
 
+      it('sorts by the fields an index holds after the pinned ones, either way, strings and numbers and both mixed', async () => {
+        const sorted = uniqueName('indexedsort');
+        await store.ensureIndex(sorted, { org: 1, name: 1, n: 1 });
+        await insertAll(sorted, [
+          { _id: 'a', org: 'o1', name: 'web', n: 2 },
+          { _id: 'b', org: 'o1', name: 'api', n: 1 },
+          { _id: 'c', org: 'o2', name: 'db', n: 1 },
+          { _id: 'd', org: 'o1', name: 'Zed', n: 3 },
+          { _id: 'e', org: 'o1', name: 'émile', n: 0 },
+          { _id: 'f', org: 'o2', name: 7, n: 5 },
+          { _id: 'g', org: 'o1', name: 'api', n: 0 },
+          { _id: 'h', org: 'o2', name: 'db', n: 0 },
+        ]);
+        expect(idsOf(await store.find(sorted, { org: 'o1' }, { sort: { name: 1, n: 1 } }))).toEqual(['d', 'g', 'b', 'a', 'e']);
+        expect(idsOf(await store.find(sorted, { org: 'o1' }, { sort: { name: -1, n: -1 } }))).toEqual(['e', 'a', 'b', 'g', 'd']);
+        expect(idsOf(await store.find(sorted, { org: 'o1', name: 'api' }, { sort: { n: 1 } }))).toEqual(['g', 'b']);
+        expect(idsOf(await store.find(sorted, { org: 'o1' }, { sort: { name: 1, n: 1 }, skip: 1, limit: 2 }))).toEqual(['g', 'b']);
+        // A number sorts before every string.
+        expect(idsOf(await store.find(sorted, { org: 'o2' }, { sort: { name: 1, n: 1 } }))).toEqual(['f', 'h', 'c']);
+        expect(idsOf(await store.find(sorted, { org: 'o2' }, { sort: { name: -1, n: 1 } }))).toEqual(['h', 'c', 'f']);
+      });
+
       it('writes through an index and finds documents by the values they change to', async () => {
         const written = uniqueName('indexedwrites');
         await store.ensureIndex(written, { org: 1, state: 1 });
