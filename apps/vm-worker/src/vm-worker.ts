@@ -2,13 +2,12 @@ import { dirname } from 'node:path';
 import { AggregateRepository, defaultWorkerConcurrency, EventSecrets, loadDeployConfig, loadImageSettings, loadResourceSettings, type DeployConfig, type ImageSettings, type ResourceSettings } from '@arbor/application';
 import { aggregateOfStream, type AnyAggregate } from '@arbor/domain';
 import type { AllSubscription, EventStore } from '@arbor/event-store';
-import type { HypervisorDriver } from '@arbor/hypervisor';
+import { Slots, type HypervisorDriver } from '@arbor/hypervisor';
 import { type Log, reportFollowerLag, silentLog, withLogContext } from '@arbor/observability';
 import { instrumentDriver } from './instrumented-driver';
 import type { StreamReactor } from './stream-reactor';
 import { createReactors } from './reactors';
 import { VmPlacements } from './vm-placements';
-import { WorkPool } from './work-pool';
 import { WorkerStateFile } from './worker-state-file';
 
 /** Entities a resync reacts to between two turns of the event loop. */
@@ -51,7 +50,7 @@ export interface VmWorkerOptions {
 /**
  * Follows the log with a durable checkpoint and hands each event to the reactor owning its
  * stream. Entities react one at a time each (in log order) and in parallel across entities, the
- * reactions that work machines at most `concurrency` at once (a pool: WorkPool); the checkpoint
+ * reactions that work machines at most `concurrency` at once (Slots, as the drivers bound their boots); the checkpoint
  * only moves past an event once its reaction has finished, so a crash replays it (harmlessly:
  * reacting is idempotent).
  */
@@ -67,7 +66,7 @@ export class VmWorker {
   private readonly known = new Set<string>();
   private readonly queues = new Map<string, Promise<void>>();
   /** Machine operations in flight (see StreamReactor.machineWork). */
-  private readonly machines: WorkPool;
+  private readonly machines: Slots;
   /** Events taken from the log whose reaction may not have finished, in log order. */
   private readonly inFlight: { position: number; done: Promise<void>; finished: boolean }[] = [];
   private position: number | null = null;
@@ -93,7 +92,7 @@ export class VmWorker {
     const reactors = createReactors(aggregates, this.driver, new VmPlacements(aggregates, this.workerId), this.log, bounds);
     this.reactors = new Map(reactors.map((reactor) => [reactor.aggregate, reactor]));
     this.stateFile = new WorkerStateFile(options.stateFile);
-    this.machines = new WorkPool(options.concurrency ?? defaultWorkerConcurrency());
+    this.machines = new Slots(options.concurrency ?? defaultWorkerConcurrency());
   }
 
   async start(): Promise<void> {

@@ -7,3 +7,4 @@ export { selectDriver, type DriverCandidate } from './select-driver';
 export { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from './network/network-settings';
 export { imageSizeMib } from './images/image-size';
 export { treeSize } from './host/tree-size';
+export { Slots } from './host/slots';
