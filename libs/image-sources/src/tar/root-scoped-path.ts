@@ -24,7 +24,8 @@ export function entryComponents(name: string, what = 'entry'): string[] {
   return components;
 }
 
-function lstatOrNull(path: string): Stats | null {
+/** What is at `path` itself (a link is not followed), or null when nothing is. */
+export function lstatOrNull(path: string): Stats | null {
   try {
     return lstatSync(path);
   } catch (error) {

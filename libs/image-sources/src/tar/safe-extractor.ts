@@ -7,7 +7,6 @@ import {
   futimesSync,
   linkSync,
   lchownSync,
-  lstatSync,
   lutimesSync,
   mkdirSync,
   openSync,
@@ -18,11 +17,10 @@ import {
   chownSync,
   utimesSync,
   writeSync,
-  type Stats,
 } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { extract, type Header } from 'tar-stream';
-import { entryComponents, RootScopedPaths } from './root-scoped-path';
+import { entryComponents, lstatOrNull, RootScopedPaths } from './root-scoped-path';
 import { ArchiveTooLargeError, UnsafeArchiveError } from './unsafe-archive-error';
 
 /**
@@ -260,15 +258,6 @@ class SafeExtractor {
   /** The owner of what is at `path` itself (a link, a FIFO: never what it points to). */
   private own(path: string, header: PaxHeaders): void {
     if (isRoot) lchownSync(path, ...idsOf(header));
-  }
-}
-
-function lstatOrNull(path: string): Stats | null {
-  try {
-    return lstatSync(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
   }
 }
 
