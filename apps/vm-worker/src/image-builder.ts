@@ -7,7 +7,7 @@ import type { RecordedEvent } from '@arbor/event-store';
 import { ImageInUseError, imageSizeMib, treeSize, type HypervisorDriver } from '@arbor/hypervisor';
 import { extractArchiveFile, ExtractionBudget, fetchS3Object, pullImage, RegistryClient, type SourceProgressReport } from '@arbor/image-sources';
 import type { Log } from '@arbor/observability';
-import { registryUrlCheck } from './registry-url-check';
+import { registryGuards } from './registry-guards';
 import type { StreamReactor } from './stream-reactor';
 
 /** Image jobs running in this process, by image id (process-wide, as forks are). */
@@ -150,8 +150,8 @@ export class ImageBuilder implements StreamReactor {
         }
         case 'docker': {
           await progress.stage('downloading', null);
-          const client = new RegistryClient({ insecureRegistries: settings.insecureRegistries, checkUrl: registryUrlCheck(settings.privateRegistries) });
-          const pulled = await pullImage(source.image_ref, rootfs, { client, scratchDir: join(work, 'layers'), maxDownloadBytes: settings.archiveMaxBytes, budget, onProgress });
+          const client = new RegistryClient({ insecureRegistries: settings.insecureRegistries, ...registryGuards(settings.privateRegistries) });
+          const pulled = await pullImage(source.image_ref, rootfs, { client, scratchDir: join(work, 'layers'), maxDownloadBytes: settings.archiveMaxBytes, budget, onProgress }).finally(() => client.close());
           this.log.info(`worker: image ${image_id}: pulled ${source.image_ref}@${pulled.manifest_digest} (${pulled.layers} layers, ${mib(pulled.downloaded_bytes)} MiB)`);
           break;
         }

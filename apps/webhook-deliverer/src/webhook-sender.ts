@@ -1,8 +1,6 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
-import { isPrivateAddress, privateHostOf } from '@arbor/application';
+import { PRIVATE_ONLY, privateHostOf, publicOnlyLookup } from '@arbor/application';
 
 /** One signed POST of a delivery. */
 export interface WebhookRequest {
@@ -26,8 +24,8 @@ export type SendWebhook = (request: WebhookRequest) => Promise<WebhookResponse>;
 export const MAX_ANSWER_BYTES = 2048;
 
 const PRIVATE_HINT = 'set ARBOR_WEBHOOK_ALLOW_PRIVATE=true to deliver to private addresses';
-/** The code of the lookup error that refused a destination. */
-const PRIVATE_ONLY = 'EARBORPRIVATE';
+/** The addresses a receiver's name resolves to, without the private ones. */
+const publicOnly = publicOnlyLookup(PRIVATE_HINT);
 
 /**
  * POSTs with Node's http/https: a timeout over the whole exchange, redirects not followed (a 3xx
@@ -48,7 +46,7 @@ export const sendWebhook: SendWebhook = ({ url, headers, body, timeoutMs, signal
     const request = send(target, {
       method: 'POST',
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      lookup: allowPrivate ? undefined : publicOnlyLookup,
+      lookup: allowPrivate ? undefined : publicOnly,
     });
     let settled = false;
     const finish = (result: WebhookResponse) => {
@@ -88,21 +86,3 @@ export const sendWebhook: SendWebhook = ({ url, headers, body, timeoutMs, signal
     });
     request.end(body);
   });
-
-/** `resolve` (dns.lookup) without the private addresses; an error naming them when nothing else is left. */
-export function publicOnly(resolve: typeof dnsLookup = dnsLookup): LookupFunction {
-  return (hostname, options, callback) => {
-    resolve(hostname, { ...(options as LookupAllOptions), all: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error, '', 0);
-      const usable = addresses.filter((entry) => !isPrivateAddress(entry.address));
-      if (usable.length === 0) {
-        const listed = addresses.map((entry) => entry.address).join(', ');
-        return callback(Object.assign(new Error(`refused: ${hostname} resolves only to private addresses (${listed}; ${PRIVATE_HINT})`), { code: PRIVATE_ONLY }), '', 0);
-      }
-      if ((options as LookupAllOptions).all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, usable);
-      callback(null, usable[0].address, usable[0].family);
-    });
-  };
-}
-
-const publicOnlyLookup = publicOnly();

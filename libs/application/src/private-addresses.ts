@@ -1,4 +1,5 @@
-import { BlockList, isIP } from 'node:net';
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
  * Addresses a tenant's URL must not make Arbor call: loopback, the private and shared ranges,
@@ -53,4 +54,30 @@ export function privateHostOf(url: URL): string | null {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is the host itself`;
   return isPrivateAddress(host) ? `${host} is a private address` : null;
+}
+
+/** The code of the lookup error that refused a destination (publicOnlyLookup). */
+export const PRIVATE_ONLY = 'EARBORPRIVATE';
+
+/**
+ * `resolve` (dns.lookup) without the private addresses, for a connection's own `lookup`: the check
+ * is on the addresses the connection itself connects to, so a name cannot resolve to a public
+ * address when checked and a private one when connected (DNS rebinding). When only private ones
+ * are left it fails with PRIVATE_ONLY and an error naming them and `hint` (how an operator allows
+ * them). Names in `allowedNames` (lower case) resolve as they are: those an operator listed.
+ */
+export function publicOnlyLookup(hint: string, options: { resolve?: typeof dnsLookup; allowedNames?: ReadonlySet<string> } = {}): LookupFunction {
+  const resolve = options.resolve ?? dnsLookup;
+  return (hostname, lookupOptions, callback) => {
+    resolve(hostname, { ...(lookupOptions as LookupAllOptions), all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, '', 0);
+      const usable = options.allowedNames?.has(hostname.toLowerCase()) ? addresses : addresses.filter((entry) => !isPrivateAddress(entry.address));
+      if (usable.length === 0) {
+        const listed = addresses.map((entry) => entry.address).join(', ');
+        return callback(Object.assign(new Error(`refused: ${hostname} resolves only to private addresses (${listed}; ${hint})`), { code: PRIVATE_ONLY }), '', 0);
+      }
+      if ((lookupOptions as LookupAllOptions).all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, usable);
+      callback(null, usable[0].address, usable[0].family);
+    });
+  };
 }

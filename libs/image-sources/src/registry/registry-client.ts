@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { LookupFunction } from 'node:net';
+import { Agent } from 'undici';
 import { writeBodyToFile } from '../download/write-body-to-file';
 import { formatImageReference, type ImageReference } from './image-reference';
 import { parseChallenge } from './www-authenticate';
@@ -11,6 +13,12 @@ export interface RegistryClientOptions {
    * target); throwing refuses it. The worker refuses private addresses here (the user chooses the URL).
    */
   checkUrl?: (url: URL) => Promise<void>;
+  /**
+   * Resolves the names the client connects to (dns.lookup's shape). The worker's drops private
+   * addresses: checked at the connection itself, a name cannot pass checkUrl with a public address
+   * and then connect to a private one (DNS rebinding).
+   */
+  lookup?: LookupFunction;
   /** How long one manifest or token request may take (a blob's download is bounded by its idle time instead). */
   requestTimeoutMs?: number;
 }
@@ -57,9 +65,17 @@ export class RegistryClient {
   private readonly insecure: Set<string>;
   /** Bearer tokens by registry and repository. */
   private readonly tokens = new Map<string, string>();
+  /** undici's connection pool, when connections resolve names with `lookup` (fetch's own cannot be given one). */
+  private readonly dispatcher: Agent | undefined;
 
   constructor(private readonly options: RegistryClientOptions = {}) {
     this.insecure = new Set((options.insecureRegistries ?? []).map((host) => host.toLowerCase()));
+    this.dispatcher = options.lookup ? new Agent({ connect: { lookup: options.lookup } }) : undefined;
+  }
+
+  /** Closes the client's connections. */
+  async close(): Promise<void> {
+    await this.dispatcher?.close();
   }
 
   /** The linux/amd64 manifest of the image (through its index, if it has one). */
@@ -171,7 +187,16 @@ export class RegistryClient {
       await this.options.checkUrl?.(url);
       const sameOrigin = url.origin === start.origin;
       const sent = sameOrigin ? headers : Object.fromEntries(Object.entries(headers).filter(([name]) => name !== 'authorization'));
-      const response = await fetch(url, { headers: sent, redirect: 'manual', signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) });
+      const response = await fetch(url, {
+        headers: sent,
+        redirect: 'manual',
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
+        dispatcher: this.dispatcher,
+      }).catch((error: Error) => {
+        // fetch says only "fetch failed"; why (refused, unresolvable, refused by `lookup`) is its cause.
+        const cause = (error.cause as Error | undefined)?.message;
+        throw cause ? new Error(`${url.host}: ${cause}`, { cause: error }) : error;
+      });
       if (response.status < 300 || response.status >= 400 || !response.headers.get('location')) return response;
       await response.body?.cancel();
       const next = new URL(response.headers.get('location')!, url);
