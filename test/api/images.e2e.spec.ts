@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, openAsBlob, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openAsBlob, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AggregateRepository, EventSecrets, newCommandContext } from '@arbor/application';
-import { Image, ImageName } from '@arbor/domain';
+import { AggregateRepository, EventSecrets, newCommandContext, uploadTreeOf } from '@arbor/application';
+import { deterministicUuid, Image, ImageName } from '@arbor/domain';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { VmWorker } from '../../apps/vm-worker/src/vm-worker';
 import { startTestArbor, type TestArbor } from '../support/arbor-harness';
@@ -185,6 +185,62 @@ describe('base images (HTTP)', () => {
     expect(sent).toBeLessThan(UPLOAD_CAP_MIB + 50);
     expect((await call('GET', '/api/v1/images/too-big/status')).status).toBe(404);
     expect(uploads()).toEqual([]);
+  });
+
+  it('leaves nothing of an upload cut off before its end: no job, no tree', async () => {
+    await uploadsGone();
+    const tar = await tarOf(Array.from({ length: 400 }, (_, n) => ({ name: `usr/lib/f${n}`, content: Buffer.alloc(50_000, n % 251) })));
+    const boundary = 'arbor-cut-off';
+    let sent = 0;
+    const body = new ReadableStream({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="root.tar"\r\n\r\n`));
+        // Half of the archive, then the client goes away.
+        if (sent < tar.length / 2) controller.enqueue(tar.subarray(sent, (sent += 65536)));
+        else controller.error(new Error('the client went away'));
+      },
+    });
+    const cut = await fetch(`${arbor.url}/api/v1/images/upload?image_name=cut-off`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${arbor.adminKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+      duplex: 'half',
+    } as RequestInit).then(
+      (response) => response.status,
+      () => 'cut off',
+    );
+    expect(cut).toBe('cut off');
+    await uploadsGone();
+    expect((await call('GET', '/api/v1/images/cut-off/status')).status).toBe(404);
+  });
+
+  it('answers 201 for an archive that cannot be unpacked as it arrives (a corrupt gzip stream); the job fails saying why, and nothing is kept', async () => {
+    const good = gzip(await tarOf([{ name: 'etc/motd', content: Buffer.alloc(200_000, 1) }]));
+    const corrupt = join(work, 'corrupt.tar.gz');
+    writeFileSync(corrupt, Buffer.concat([good.subarray(0, good.length / 2), Buffer.alloc(100_000, 9)]));
+    expect((await upload('corrupt', corrupt)).status).toBe(201);
+    expect(await finished('corrupt')).toMatchObject({ status: 'failed', error_message: expect.stringMatching(/gzip stream is corrupt|not a readable tar/) });
+    await uploadsGone();
+  });
+
+  it('replaces, on a retry of the same request (X-Idempotency-Key), what an attempt cut short between unpacking and asking for the job left', async () => {
+    const key = 'upload-retry-1';
+    const command_id = deterministicUuid(other.org_id, 'POST', '/api/v1/images/upload', key);
+    const stale = uploadTreeOf(arbor.config.images.uploadDir, deterministicUuid(command_id, 'image'));
+    mkdirSync(join(stale, 'rootfs', 'etc'), { recursive: true });
+    writeFileSync(join(stale, 'rootfs', 'etc', 'motd'), 'stale\n');
+    writeFileSync(join(stale, 'unpacked.json'), JSON.stringify({ entries: 2, bytes: 6, skipped_devices: 0, skipped_xattrs: 0 }));
+    const tar = join(work, 'retry.tar');
+    writeFileSync(tar, await tarOf([{ name: 'etc/motd', content: 'retried\n' }]));
+    const form = new FormData();
+    form.append('file', await openAsBlob(tar), 'root.tar');
+    const retried = await fetch(`${arbor.url}/api/v1/images/upload?image_name=retried`, { method: 'POST', headers: { authorization: `Bearer ${other.key}`, 'x-idempotency-key': key }, body: form });
+    expect(retried.status).toBe(201);
+    expect(await finished('retried', other.key)).toMatchObject({ status: 'completed' });
+    const vm = await bootFrom('retried', other.key);
+    expect(await readFile(vm, '/etc/motd', other.key)).toBe('retried\n');
+    expect((await call('DELETE', `/api/v1/vm/${vm}`, undefined, other.key)).status).toBe(200);
+    await uploadsGone();
   });
 
   it('refuses bad uploads with a 400 that says why: no multipart, no file part, a bad size or name', async () => {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { causedBy, uploadFileOf, type AggregateRepository, type CommandContext, type ImageSettings } from '@arbor/application';
+import { causedBy, uploadFileOf, uploadTreeOf, type AggregateRepository, type CommandContext, type ImageSettings, type UnpackedUpload } from '@arbor/application';
 import { Image, ImageName, type ImageCommand, type ImageStage, type ImageState } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import { ImageInUseError, imageSizeMib, treeSize, type HypervisorDriver } from '@arbor/hypervisor';
@@ -38,7 +38,8 @@ export interface ImageBuilderOptions {
  *
  * Restarts: a job that was running when its worker stopped is found `creating` under this
  * worker's id with nothing running: it is started again from the source (ImageBuildStarted with
- * the next attempt; the driver's buildImage replaces a half-built image), and after
+ * the next attempt; the driver's buildImage replaces a half-built image; an upload's tree waits in
+ * the upload directory until its job ends, unless the driver had moved it), and after
  * ARBOR_IMAGE_BUILD_ATTEMPTS starts it fails saying so. A deleted image's files are removed here
  * once nothing on the host uses them any more (retried on every resync until then).
  */
@@ -57,17 +58,19 @@ export class ImageBuilder implements StreamReactor {
 
   /**
    * As the worker starts: uploads no job ever took (the api stopped between receiving one and
-   * asking for its image, or in the middle of receiving it) are removed once a day old.
+   * asking for its image) are removed once a day old, and so are uploads the api was still
+   * receiving when it stopped (`.part`, `.part-<random>`), which no job ever reads.
    */
   async discover(): Promise<string[]> {
     const dir = this.options.settings.uploadDir;
     for (const name of await readdir(dir).catch(() => [] as string[])) {
-      const id = /^([0-9a-f-]{36})\.tar(?:\.part)?$/.exec(name)?.[1];
+      const [, id, kind, partial] = /^([0-9a-f-]{36})\.(tar|upload)(\.part(?:-\w+)?)?$/.exec(name) ?? [];
       if (!id) continue;
       const age = Date.now() - (await stat(join(dir, name)).then((stats) => stats.mtimeMs, () => Date.now()));
-      if (age > ABANDONED_UPLOAD_MS && (await this.aggregates.load(Image, id)).state.status === 'none') {
+      if (age <= ABANDONED_UPLOAD_MS) continue;
+      if ((kind === 'upload' && partial) || (await this.aggregates.load(Image, id)).state.status === 'none') {
         this.log.info(`worker: removing the upload ${name}, which no image job took`);
-        await rm(join(dir, name), { force: true });
+        await rm(join(dir, name), { recursive: true, force: true });
       }
     }
     return [];
@@ -101,9 +104,11 @@ export class ImageBuilder implements StreamReactor {
     }
   }
 
-  /** An upload's job needs its tarball, which only workers sharing the api's upload directory see. */
+  /** An upload's job needs the upload, which only workers sharing the api's upload directory see. */
   private canBuild(state: ImageState): boolean {
-    return state.source?.type !== 'upload' || existsSync(uploadFileOf(this.options.settings.uploadDir, state.source.upload_id));
+    if (state.source?.type !== 'upload') return true;
+    const { uploadDir } = this.options.settings;
+    return existsSync(uploadTreeOf(uploadDir, state.source.upload_id)) || existsSync(uploadFileOf(uploadDir, state.source.upload_id));
   }
 
   private async start(image_id: string, request: RecordedEvent, attempt: number): Promise<boolean> {
@@ -122,7 +127,7 @@ export class ImageBuilder implements StreamReactor {
     const { state } = await this.aggregates.load(Image, image_id);
     const { settings } = this.options;
     const work = this.workDir(image_id);
-    const rootfs = join(work, 'rootfs');
+    let rootfs = join(work, 'rootfs');
     const progress = new ProgressRecorder(this, image_id, request, attempt, `${state.image_name} (${image_id})`);
     await rm(work, { recursive: true, force: true });
     await mkdir(rootfs, { recursive: true, mode: 0o700 });
@@ -132,10 +137,25 @@ export class ImageBuilder implements StreamReactor {
       this.log.info(`worker: building image ${state.image_name} (${image_id}) from ${describeSource(source)}, attempt ${attempt}`);
       const onProgress = (report: SourceProgressReport) => progress.source(report);
       switch (source.type) {
-        case 'upload':
-          await progress.stage('extracting', null);
-          await extractArchiveFile(uploadFileOf(settings.uploadDir, source.upload_id), rootfs, { budget, onProgress });
+        case 'upload': {
+          const tree = uploadTreeOf(settings.uploadDir, source.upload_id);
+          if (!existsSync(tree)) {
+            // Asked for by an earlier version, which kept the tarball: unpacked here.
+            await progress.stage('extracting', null);
+            await extractArchiveFile(uploadFileOf(settings.uploadDir, source.upload_id), rootfs, { budget, onProgress });
+            break;
+          }
+          // Unpacked by the api as it arrived: built from where it is (the driver may move it).
+          const unpacked = JSON.parse(await readFile(join(tree, 'unpacked.json'), 'utf8')) as UnpackedUpload;
+          await progress.stage('extracting', 'error' in unpacked ? null : `unpacked as it was received: ${unpacked.entries} entries, ${mib(unpacked.bytes)} MiB`);
+          if ('error' in unpacked) throw new Error(unpacked.error);
+          rootfs = join(tree, 'rootfs');
+          // The sandbox driver moves the tree into its image store: an interrupted build may have taken it.
+          if (!existsSync(rootfs)) throw new Error('the uploaded root filesystem is gone: the interrupted build had handed it to the hypervisor driver; upload it again');
+          budget.entries = unpacked.entries;
+          budget.bytes = unpacked.bytes;
           break;
+        }
         case 's3': {
           await progress.stage('downloading', null);
           const archive = join(work, 'archive');
@@ -192,7 +212,9 @@ export class ImageBuilder implements StreamReactor {
   private async cleanUp(image_id: string, state: ImageState): Promise<void> {
     if (state.worker_id === this.options.workerId || state.worker_id === null) await rm(this.workDir(image_id), { recursive: true, force: true });
     if (state.source?.type === 'upload' && (state.status === 'completed' || state.status === 'failed' || state.status === 'deleted')) {
-      await rm(uploadFileOf(this.options.settings.uploadDir, state.source.upload_id), { force: true });
+      const { uploadDir } = this.options.settings;
+      await rm(uploadTreeOf(uploadDir, state.source.upload_id), { recursive: true, force: true });
+      await rm(uploadFileOf(uploadDir, state.source.upload_id), { force: true });
     }
   }
 

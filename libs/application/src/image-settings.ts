@@ -7,7 +7,7 @@ const MIB = 1024 * 1024;
 /** How base images are made (README: Configuration, ARBOR_IMAGE_*, ARBOR_REGISTRY_*, ARBOR_S3_*). */
 export interface ImageSettings {
   /**
-   * Where the api keeps uploaded tarballs until their job ends, and where workers read them: with
+   * Where the api keeps uploads, unpacked, until their job ends, and where workers read them: with
    * the api and workers on different hosts, a directory they share (ARBOR_IMAGE_UPLOAD_DIR).
    */
   uploadDir: string;
@@ -66,11 +66,33 @@ export function loadImageSettings(env: NodeJS.ProcessEnv, dataDir: string): Imag
   };
 }
 
+const UPLOAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function checkUploadId(upload_id: string): void {
+  if (!UPLOAD_ID.test(upload_id)) throw new Error(`upload id ${upload_id} is not a UUID`);
+}
+
 /**
- * Where an uploaded tarball waits for its job: `<upload dir>/<upload id>.tar` (the api writes it
- * as `.part` and renames it once the whole body is in; the worker deletes it when the job ends).
+ * Where an upload waits for its job, unpacked: `<upload dir>/<upload id>.upload/`, holding
+ * `rootfs/` (the root filesystem, as the safe extractor wrote it) and `unpacked.json` (what the
+ * extraction reported, or why it failed: the job then fails saying so). The api unpacks the
+ * upload as it arrives into `<upload id>.upload.part-<random>/` and renames it once complete (one
+ * syncfs before the job is asked for); the worker builds from `rootfs/` and deletes the whole
+ * directory when the job ends.
+ */
+export function uploadTreeOf(uploadDir: string, upload_id: string): string {
+  checkUploadId(upload_id);
+  return join(uploadDir, `${upload_id}.upload`);
+}
+
+/** `unpacked.json` of an upload's directory: the extraction's report, or why it failed. */
+export type UnpackedUpload = { entries: number; bytes: number; skipped_devices: number; skipped_xattrs: number } | { error: string };
+
+/**
+ * Where an uploaded tarball waited for its job before uploads were unpacked as they arrived:
+ * `<upload dir>/<upload id>.tar`. Jobs asked for by an earlier version still build from it.
  */
 export function uploadFileOf(uploadDir: string, upload_id: string): string {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(upload_id)) throw new Error(`upload id ${upload_id} is not a UUID`);
+  checkUploadId(upload_id);
   return join(uploadDir, `${upload_id}.tar`);
 }

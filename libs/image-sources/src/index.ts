@@ -9,3 +9,4 @@ export * from './registry/registry-client';
 export * from './registry/pull-image';
 export * from './s3/s3-settings';
 export * from './s3/fetch-s3-object';
+export * from './tar/extraction-thread';

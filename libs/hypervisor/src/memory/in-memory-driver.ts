@@ -19,13 +19,12 @@ import type {
   SnapshotMachineSpec,
   WriteFileOptions,
 } from '../hypervisor-driver.port';
-import { lstat, readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { GuestFileError, ImageInUseError, ImageNotFoundError, MachineNotFoundError, MachineStateError, SnapshotNotFoundError } from '../hypervisor-driver.port';
 import { formatEnvironmentFile } from '../guest-environment';
 import { isSafeId } from '../host/safe-id';
 import { sleep } from '../host/sleep';
-import { treeSize } from '../host/tree-size';
+import { walkTree } from '../host/tree-size';
 import { imageSizeMib } from '../images/image-size';
 
 interface MemoryMachine {
@@ -221,10 +220,7 @@ export class InMemoryDriver implements HypervisorDriver {
     const built = this.images.get(spec.image_id);
     if (built) return imageInfoOf(built);
     onProgress?.('configuring');
-    const files = new Map<string, Buffer>();
-    await collectFiles(spec.rootfs_dir, '', files);
-    // Sized as the real drivers size it (what the tree takes on disk, du's count).
-    const { bytes } = await treeSize(spec.rootfs_dir);
+    const { files, bytes } = await collectFiles(spec.rootfs_dir);
     onProgress?.('creating_disk');
     const image = { image_id: spec.image_id, size_mib: imageSizeMib(bytes, spec.extra_size_mib), created_at: new Date().toISOString(), files };
     this.images.set(spec.image_id, image);
@@ -275,23 +271,22 @@ function imageInfoOf({ image_id, size_mib, created_at }: ImageInfo): ImageInfo {
   return { image_id, size_mib, created_at };
 }
 
-/** Reads the root's small regular files into `files` (by guest path); returns the bytes of every regular file. */
-async function collectFiles(root: string, relative: string, files: Map<string, Buffer>): Promise<number> {
+/**
+ * The root's small regular files (by guest path), read in one walk that also sizes the tree as
+ * the real drivers size it (what it takes on disk, du's count).
+ */
+async function collectFiles(root: string): Promise<{ files: Map<string, Buffer>; bytes: number }> {
+  const files = new Map<string, Buffer>();
   let bytes = 0;
-  let kept = [...files.values()].reduce((sum, content) => sum + content.length, 0);
-  for (const name of await readdir(join(root, relative))) {
-    const path = `${relative}/${name}`;
-    const stats = await lstat(join(root, path));
-    if (stats.isDirectory()) bytes += await collectFiles(root, path, files);
-    else if (stats.isFile()) {
-      bytes += stats.size;
-      if (stats.size <= IMAGE_FILE_MAX_BYTES && kept + stats.size <= IMAGE_FILES_MAX_BYTES) {
-        files.set(path, await readFile(join(root, path)));
-        kept += stats.size;
-      }
+  let kept = 0;
+  await walkTree(root, (path, stats) => {
+    bytes += stats.blocks * 512;
+    if (stats.isFile() && stats.size <= IMAGE_FILE_MAX_BYTES && kept + stats.size <= IMAGE_FILES_MAX_BYTES) {
+      files.set(path, readFileSync(root + path));
+      kept += stats.size;
     }
-  }
-  return bytes;
+  });
+  return { files, bytes };
 }
 
 function environmentFiles(env: Record<string, string>): Map<string, Buffer> {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { UnsafeArchiveError } from './unsafe-archive-error';
 
@@ -30,12 +30,43 @@ export async function openArchive(file: string, onRead?: (bytes: number) => void
   } finally {
     await handle.close();
   }
-  const compression = compressionOf(head);
   const raw = createReadStream(file, { highWaterMark: 1 << 20 });
   if (onRead) {
     let read = 0;
     raw.on('data', (chunk) => onRead((read += chunk.length)));
   }
+  return decompressed(raw, compressionOf(head));
+}
+
+/**
+ * The tar stream inside an archive arriving as a stream (an upload as it is received): the
+ * compression is told by its first bytes, read and put back (`unshift`) before anything is
+ * decoded. An archive shorter than six bytes is taken as it is (and is no tar).
+ */
+export async function openArchiveStream(raw: Readable): Promise<Readable> {
+  const { head, ended } = await new Promise<{ head: Buffer; ended: boolean }>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const done = (error?: Error, ended = false) => {
+      raw.pause();
+      raw.off('data', onData).off('end', onEnd).off('error', done);
+      if (error) return reject(error);
+      const head = Buffer.concat(chunks);
+      if (head.length > 0 && !ended) raw.unshift(head);
+      resolve({ head, ended });
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      if ((length += chunk.length) >= 6) done();
+    };
+    const onEnd = () => done(undefined, true);
+    raw.on('data', onData).on('end', onEnd).on('error', done);
+  });
+  // All of it came before six bytes did: what there is, as a stream of its own.
+  return decompressed(ended ? Readable.from(head.length > 0 ? [head] : []) : raw, compressionOf(head));
+}
+
+function decompressed(raw: Readable, compression: Compression): Readable {
   switch (compression) {
     case 'none':
       return raw;

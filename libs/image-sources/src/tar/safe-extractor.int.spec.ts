@@ -5,7 +5,8 @@ import { gzip, tarOf, zstd, type TarEntry } from '../../../../test/support/tar-a
 import { extractArchiveFile } from './extract-archive-file';
 import { ExtractionBudget } from './safe-extractor';
 import { ArchiveTooLargeError, UnsafeArchiveError } from './unsafe-archive-error';
-import { openArchive } from './open-archive';
+import { Readable } from 'node:stream';
+import { openArchive, openArchiveStream } from './open-archive';
 import { extractTar } from './safe-extractor';
 
 /**
@@ -65,6 +66,42 @@ describe('extracting a root filesystem archive safely', () => {
   ])('reads %s-compressed archives (told by their first bytes)', async (_, compress) => {
     await extract([{ name: 'etc/hostname', content: 'box\n' }], { compress });
     expect(readFileSync(join(root, 'etc/hostname'), 'utf8')).toBe('box\n');
+  });
+
+  describe('an archive arriving as a stream (an upload as it is received)', () => {
+    /** The archive as a socket delivers it: its first bytes in pieces of `head` bytes, then 16 KiB at a time. */
+    const pieces = (archive: Buffer, head: number) => {
+      const cuts = [0, ...Array.from({ length: 8 }, (_, n) => (n + 1) * head)];
+      for (let at = cuts[cuts.length - 1] + 16384; at < archive.length; at += 16384) cuts.push(at);
+      return Readable.from(cuts.map((at, n) => archive.subarray(at, cuts[n + 1] ?? archive.length)).filter((piece) => piece.length > 0));
+    };
+    const fromStream = async (stream: Readable) => extractTar(await openArchiveStream(stream), root, { mode: 'rootfs', budget: new ExtractionBudget(1 << 30, 1000) });
+
+    it.each([
+      ['plain', (tar: Buffer) => tar],
+      ['gzip', gzip],
+      ['zstd', zstd],
+    ])('tells %s by its first bytes, even when they come one at a time', async (_, compress) => {
+      const archive = compress(await tarOf([{ name: 'etc/hostname', content: 'streamed\n' }, { name: 'bin/big', content: Buffer.alloc(300_000, 7), mode: 0o755 }]));
+      for (const size of [1, 5, 4096]) {
+        rmSync(root, { recursive: true, force: true });
+        mkdirSync(root);
+        expect(await fromStream(pieces(archive, size))).toMatchObject({ entries: 2, bytes: 300_009 });
+        expect(readFileSync(join(root, 'etc/hostname'), 'utf8')).toBe('streamed\n');
+        expect(statSync(join(root, 'bin/big')).size).toBe(300_000);
+      }
+    });
+
+    it('refuses what is too short to be a tar, a corrupt stream, and xz; the stream\'s own error passes through', async () => {
+      await expect(fromStream(Readable.from([Buffer.from('abc')]))).rejects.toThrow(UnsafeArchiveError);
+      const good = gzip(await tarOf([{ name: 'x', content: Buffer.alloc(100_000, 1) }]));
+      await expect(fromStream(pieces(good.subarray(0, good.length / 2), 1000))).rejects.toThrow(/gzip stream is corrupt|not a readable tar/);
+      await expect(fromStream(Readable.from([Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, 1, 2])]))).rejects.toThrow(/xz-compressed/);
+      const cut = new Readable({ read() {} });
+      cut.push(await tarOf([{ name: 'x', content: Buffer.alloc(100_000, 1) }]).then((tar) => tar.subarray(0, 2048)));
+      setTimeout(() => cut.destroy(new Error('the upload was cut off')), 20);
+      await expect(fromStream(cut)).rejects.toThrow('the upload was cut off');
+    });
   });
 
   it('refuses an entry that climbs out with ../, and writes nothing outside', async () => {

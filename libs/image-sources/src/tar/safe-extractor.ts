@@ -89,8 +89,10 @@ const NOFOLLOW_CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXC
 export async function extractTar(input: Readable, root: string, options: ExtractOptions): Promise<ExtractReport> {
   const extractor = new SafeExtractor(root, options);
   const parser = extract();
-  // A broken input (a corrupt gzip stream, a dropped download) ends the entries with its error.
-  input.on('error', (error) => parser.destroy(error));
+  // A broken input (a corrupt gzip stream, a dropped download) ends the entries with its error,
+  // which is the reason given (an entry being read then only hears that the parser was destroyed).
+  let broken: Error | null = null;
+  input.on('error', (error) => parser.destroy((broken ??= error)));
   input.pipe(parser);
   try {
     for await (const entry of parser) {
@@ -101,7 +103,7 @@ export async function extractTar(input: Readable, root: string, options: Extract
     input.unpipe(parser);
     input.destroy();
     parser.destroy();
-    throw translate(error);
+    throw translate(broken ?? error);
   }
   extractor.finish();
   return extractor.report;

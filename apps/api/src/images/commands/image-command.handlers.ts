@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { rm } from 'node:fs/promises';
-import { AggregateRepository, ARBOR_CONFIG, ProjectionWaiter, stepContext, uploadFileOf, type ArborConfig } from '@arbor/application';
+import { AggregateRepository, ARBOR_CONFIG, ProjectionWaiter, stepContext, uploadTreeOf, type ArborConfig } from '@arbor/application';
 import { IMAGE_EXTRA_SIZE_RANGE, IMAGE_UPLOAD_SIZE_RANGE, type BaseImageInfoDto, type CreateBaseImageResponseDto, type DeleteBaseImageResponseDto } from '@arbor/contracts';
 import { deterministicUuid, forbidden, Image, invalid, notFound, requireImageName, type ImageSizeRule, type ImageSource } from '@arbor/domain';
 import type { RequestContext } from '../../auth/request-context.decorator';
@@ -69,23 +69,25 @@ export class UploadImageHandler extends ImageRequester implements ICommandHandle
   }
 
   /**
-   * Checks the name before reading the body (a 409 costs no upload), streams the tarball to the
-   * upload directory (413 over the cap: nothing kept, no job), then asks for the image. The
-   * tarball waits there for the worker, which deletes it when the job ends.
+   * Checks the name before reading the body (a 409 costs no upload), unpacks the tarball into the
+   * upload directory as it arrives (413 over the cap: nothing kept, no job), then asks for the
+   * image. The tree waits there for the worker, which builds from it and deletes it when the job
+   * ends.
    */
   async execute({ context, image_name: name, size_mib: size, request }: UploadImageCommand): Promise<CreateBaseImageResponseDto> {
     const image_name = requireImageName(name);
     const size_mib = sizeWithin(size, IMAGE_UPLOAD_SIZE_RANGE);
     const image_id = deterministicUuid(context.command.command_id, 'image');
     await this.names.check(context.principal.org_id, image_name, image_id);
-    const { uploadDir, archiveMaxBytes } = this.config.images;
-    const file = uploadFileOf(uploadDir, image_id);
-    const { bytes } = await receiveUpload(request, file, archiveMaxBytes);
+    const { uploadDir, archiveMaxBytes, rootfsMaxBytes, rootfsMaxEntries } = this.config.images;
+    const tree = uploadTreeOf(uploadDir, image_id);
+    const jobExists = async () => (await this.aggregates.load(Image, image_id)).state.status !== 'none';
+    const { bytes } = await receiveUpload(request, tree, { maxBytes: archiveMaxBytes, rootfsMaxBytes, rootfsMaxEntries }, jobExists);
     try {
       return await this.request(context, image_id, image_name, { type: 'upload', upload_id: image_id, bytes }, size_mib, 'total', null);
     } catch (error) {
       // No job took it: it is not kept.
-      if (!(await this.aggregates.load(Image, image_id)).state.image_id) await rm(file, { force: true });
+      if (!(await jobExists())) await rm(tree, { recursive: true, force: true });
       throw error;
     }
   }
