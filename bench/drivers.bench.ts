@@ -49,8 +49,10 @@ interface Row {
 export async function benchDriver(kind: DriverKind, rounds: number): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-drv-'));
   const config = { dataDir, cacheDir: loadConfig(process.env).cacheDir };
-  // The sandbox's creates claim warm machines (a pool as large as the creates), as they do by default.
-  const driver: HypervisorDriver = kind === 'sandbox' ? createSandboxDriver({ ...config, sandboxWarmPool: rounds }) : createQemuDriver(config);
+  // The sandbox's creates claim warm machines (a pool as large as the creates), as they do by
+  // default, and its cold machines (branch children) spare disks (as many as the branches).
+  const driver: HypervisorDriver =
+    kind === 'sandbox' ? createSandboxDriver({ ...config, sandboxWarmPool: rounds, sandboxDiskPool: rounds }) : createQemuDriver(config);
   const counts: Counts = { creates: rounds, execs: Math.max(50, rounds * 10), commits: rounds, branches: rounds };
   try {
     const probe = await driver.probe();
@@ -151,6 +153,7 @@ async function measureThroughDriver(driver: HypervisorDriver, kind: DriverKind, 
   }
 
   // A branch as the worker makes one: a commit, then the child started from that snapshot.
+  await (driver as { spareDisksFull?: () => Promise<void> }).spareDisksFull?.();
   for (let i = 0; i < counts.branches; i++) {
     const child = childSpec();
     const snapshot_id = randomUUID();

@@ -65,11 +65,12 @@ afterAll(async () => {
 async function newDriver(
   log?: (line: string) => void,
   warmPool?: WarmPoolOptions,
+  spareDisks?: number,
 ): Promise<{ driver: SandboxDriver; stateDir: string; snapshotDir: string; imageDir: string }> {
   const stateDir = join(await newStateDir(), 'machines');
   const snapshotDir = await newStateDir();
   const imageDir = join(await newStateDir(), 'images');
-  return { driver: new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log, warmPool }), stateDir, snapshotDir, imageDir };
+  return { driver: new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log, warmPool, spareDisks }), stateDir, snapshotDir, imageDir };
 }
 
 /** The shape of the contract's machines (machineSpec's defaults): the warm pool's, so that its creates are claims. */
@@ -174,13 +175,14 @@ describeAsRoot('SandboxDriver', () => {
     { footprint: (vmId) => footprint(contractDriver, contractStateDir, vmId), expectShape: expectLimitsBite },
   );
 
-  // The same contract, each create claiming a machine of a warm pool (of the contract's shape).
+  // The same contract, each create claiming a machine of a warm pool (of the contract's shape), and
+  // machines made cold (branch children, creates the pool cannot serve) claiming spare disks.
   let warmStateDir: string;
   let warmDriver: SandboxDriver | undefined;
   describeHypervisorDriverContract(
-    'sandbox, machines claimed from a warm pool',
+    'sandbox, machines claimed from a warm pool, cold ones on spare disks',
     async () => {
-      const { driver, stateDir } = await newDriver(undefined, { size: 2, shape: CONTRACT_SHAPE });
+      const { driver, stateDir } = await newDriver(undefined, { size: 2, shape: CONTRACT_SHAPE }, 2);
       warmStateDir = stateDir;
       warmDriver = driver;
       return driver;
