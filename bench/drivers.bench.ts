@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@arbor/application';
 import { type HypervisorDriver, type MachineSpec, type SnapshotMachineSpec, chooseAccel } from '@arbor/hypervisor';
-import { GuestAgentClient, readQemuBaseImage, QmpClient, OciRuntime } from '@arbor/hypervisor/primitives';
+import { GuestAgentClient, MachineFreezer, readQemuBaseImage, QmpClient } from '@arbor/hypervisor/primitives';
 import { createQemuDriver, createSandboxDriver } from '../apps/vm-worker/src/open-driver';
 import { watchPauseWindows } from './pause-window';
 import { measureQemuPrimitives } from './qemu-primitives';
@@ -170,7 +170,7 @@ async function measureThroughDriver(driver: HypervisorDriver, kind: DriverKind, 
 /** The low-level calls each driver pauses and resumes its source with. */
 function pauseWatchers(kind: DriverKind): Record<string, ReturnType<typeof watchPauseWindows>> {
   if (kind === 'sandbox') {
-    return { frozen: watchPauseWindows(OciRuntime.prototype, 'setPaused', ([, paused]) => paused === true, ([, paused]) => paused === false) };
+    return { frozen: watchPauseWindows(MachineFreezer.prototype, 'setFrozen', ([, frozen]) => frozen === true, ([, frozen]) => frozen === false) };
   }
   return {
     stopped: watchPauseWindows(QmpClient.prototype, 'execute', ([command]) => command === 'stop', ([command]) => command === 'cont'),

@@ -34,6 +34,7 @@ import { kitLayerPath } from './kit-layer';
 import { GUEST_IDS } from './guest-ids';
 import { machineCgroupDirs, machineCgroupPids } from './machine-cgroup-dirs';
 import { MACHINE_ROOTS_DIR } from './machine-layout';
+import { OciRuntime } from './oci-runtime';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
 import type { WarmPoolOptions } from './warm-pool';
 import { describeUnless, rootReason } from '../../../../test/support/skip-unless';
@@ -373,6 +374,18 @@ describeAsRoot('SandboxDriver', () => {
       expect(layerFlushed).toBeLessThan(snapshotInPlace);
       expect(indexOfCall(calls, fsyncOf(quoted(snapshotDir)), snapshotInPlace)).toBeGreaterThan(snapshotInPlace);
     }, 120_000);
+
+    it("pauses through the cgroup freezer in runc's view too: runc reports the machine paused, then running", async () => {
+      const runc = new OciRuntime(join(stateDir, '.runc'));
+      await driver.pause(spec.vm_id);
+      try {
+        expect((await runc.state(spec.vm_id))?.status).toBe('paused');
+      } finally {
+        await driver.resume(spec.vm_id);
+      }
+      expect((await runc.state(spec.vm_id))?.status).toBe('running');
+      expect((await execCollect(driver, spec.vm_id, { argv: ['echo', 'thawed'] })).stdout.toString()).toBe('thawed\n');
+    });
 
     it('rejects vm ids that could escape the state directory', async () => {
       await expect(driver.create(machineSpec({ vm_id: '../escape' }))).rejects.toThrow(/invalid vm id/);

@@ -57,6 +57,7 @@ import { moveOrCopyTree } from './move-tree';
 import { ensureKitLayer, kitLayerPath, type SandboxKit } from './kit-layer';
 import { ensureKeyQuota } from './key-quota';
 import { isMachineFrozen, removeLeftoverCgroups, thawMachine } from './machine-cgroup-dirs';
+import { MachineFreezer } from './machine-freezer';
 import { createMachineDisk, diskDeviceOf, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
 import { containerOf, isSafeSnapshotId, MachineLayout, type MachineRecord } from './machine-layout';
@@ -129,6 +130,8 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly snapshots: SnapshotStore;
   private readonly locks = new MachineLocks();
   private readonly runtime: OciRuntime;
+  /** Pause, resume and a commit's freeze: the cgroup freezer, as runc pause/resume, without a runc process. */
+  private readonly freezer = new MachineFreezer();
   private readonly network: HostNetwork;
   /** Machines booted ahead that a create claims (size 0: none). */
   private readonly warm: WarmPool;
@@ -500,9 +503,9 @@ export class SandboxDriver implements HypervisorDriver {
     });
   }
 
-  /** Freezes or thaws through the runtime (the cgroup freezer); idempotent, as the port wants. */
+  /** Freezes or thaws (the cgroup freezer); idempotent, as the port wants. */
   private async setFrozen(layout: MachineLayout, frozen: boolean): Promise<void> {
-    if ((await isMachineFrozen(layout.container)) === !frozen) await this.runtime.setPaused(layout.container, frozen);
+    if ((await isMachineFrozen(layout.container)) === !frozen) await this.freezer.setFrozen(layout.container, frozen);
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
@@ -576,11 +579,11 @@ export class SandboxDriver implements HypervisorDriver {
       try {
         const captured = join(scratch, 'layer');
         const wasRunning = (await isMachineFrozen(layout.container)) === false;
-        if (wasRunning) await this.runtime.setPaused(layout.container, true);
+        if (wasRunning) await this.freezer.setFrozen(layout.container, true);
         try {
           await runCommand('cp', ['-a', `${layout.upper}/.`, captured]);
         } finally {
-          if (wasRunning && !options.keep_paused) await this.runtime.setPaused(layout.container, false);
+          if (wasRunning && !options.keep_paused) await this.freezer.setFrozen(layout.container, false);
         }
         let chain: LayerChain = { snapshots: [snapshot_id, ...record.chain.snapshots], base: record.chain.base, image_id: record.chain.image_id ?? null };
         if (chain.snapshots.length > MAX_SNAPSHOT_LAYERS) {
