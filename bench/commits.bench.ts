@@ -48,9 +48,11 @@ export async function benchParentsChain(): Promise<void> {
 
 /** Commit and branch end to end through the API on a real driver (create → running first). */
 export async function benchCommitAndBranch(hypervisor: 'sandbox' | 'qemu', rounds: number): Promise<void> {
-  const bench = await startBenchArbor({ HYPERVISOR: hypervisor });
+  // Back-to-back branches leave the worker no quiet moment to refill its spare disks: as many as the rounds.
+  const bench = await startBenchArbor({ HYPERVISOR: hypervisor, ARBOR_SANDBOX_DISK_POOL: process.env.ARBOR_SANDBOX_DISK_POOL ?? String(rounds) });
   try {
     const { vm_id } = await bench.call('POST', '/api/v1/vm/new_root?wait_boot=true', { vm_config: { mem_size_mib: 256 } });
+    await (bench.arbor.driver as { spareDisksFull?: () => Promise<void> }).spareDisksFull?.();
     const commit: number[] = [];
     const branch: number[] = [];
     for (let i = 0; i < rounds; i++) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@arbor/application';
 import { type HypervisorDriver, type MachineSpec, type SnapshotMachineSpec, chooseAccel } from '@arbor/hypervisor';
-import { GuestAgentClient, readQemuBaseImage, QmpClient, OciRuntime } from '@arbor/hypervisor/primitives';
+import { GuestAgentClient, MachineFreezer, readQemuBaseImage, QmpClient } from '@arbor/hypervisor/primitives';
 import { createQemuDriver, createSandboxDriver } from '../apps/vm-worker/src/open-driver';
 import { watchPauseWindows } from './pause-window';
 import { measureQemuPrimitives } from './qemu-primitives';
@@ -49,8 +49,10 @@ interface Row {
 export async function benchDriver(kind: DriverKind, rounds: number): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-drv-'));
   const config = { dataDir, cacheDir: loadConfig(process.env).cacheDir };
-  // The sandbox's creates claim warm machines (a pool as large as the creates), as they do by default.
-  const driver: HypervisorDriver = kind === 'sandbox' ? createSandboxDriver({ ...config, sandboxWarmPool: rounds }) : createQemuDriver(config);
+  // The sandbox's creates claim warm machines (a pool as large as the creates), as they do by
+  // default, and its cold machines (branch children) spare disks (as many as the branches).
+  const driver: HypervisorDriver =
+    kind === 'sandbox' ? createSandboxDriver({ ...config, sandboxWarmPool: rounds, sandboxDiskPool: rounds }) : createQemuDriver(config);
   const counts: Counts = { creates: rounds, execs: Math.max(50, rounds * 10), commits: rounds, branches: rounds };
   try {
     const probe = await driver.probe();
@@ -151,6 +153,7 @@ async function measureThroughDriver(driver: HypervisorDriver, kind: DriverKind, 
   }
 
   // A branch as the worker makes one: a commit, then the child started from that snapshot.
+  await (driver as { spareDisksFull?: () => Promise<void> }).spareDisksFull?.();
   for (let i = 0; i < counts.branches; i++) {
     const child = childSpec();
     const snapshot_id = randomUUID();
@@ -167,7 +170,7 @@ async function measureThroughDriver(driver: HypervisorDriver, kind: DriverKind, 
 /** The low-level calls each driver pauses and resumes its source with. */
 function pauseWatchers(kind: DriverKind): Record<string, ReturnType<typeof watchPauseWindows>> {
   if (kind === 'sandbox') {
-    return { frozen: watchPauseWindows(OciRuntime.prototype, 'setPaused', ([, paused]) => paused === true, ([, paused]) => paused === false) };
+    return { frozen: watchPauseWindows(MachineFreezer.prototype, 'setFrozen', ([, frozen]) => frozen === true, ([, frozen]) => frozen === false) };
   }
   return {
     stopped: watchPauseWindows(QmpClient.prototype, 'execute', ([command]) => command === 'stop', ([command]) => command === 'cont'),

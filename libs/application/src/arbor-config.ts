@@ -40,6 +40,8 @@ export interface ArborConfig {
   workerConcurrency: number;
   /** Sandbox machines kept booted ahead for creates to claim (0: none). */
   sandboxWarmPool: number;
+  /** Sandbox disks formatted and mounted ahead for machines booted cold (ARBOR_SANDBOX_DISK_POOL). */
+  sandboxDiskPool: number;
   /** The name of the org made at first start (public repositories are `<org name>/<repo>`). */
   orgName: string;
   /** How the webhook deliverer tries (attempts, backoff, request timeout). */
@@ -96,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     resyncIntervalMs: Number(env.ARBOR_RESYNC_INTERVAL_MS ?? 10_000),
     workerConcurrency: positiveSetting(env, 'ARBOR_WORKER_CONCURRENCY', defaultWorkerConcurrency()),
     sandboxWarmPool: wholeSetting(env, 'ARBOR_SANDBOX_WARM_POOL', 2),
+    sandboxDiskPool: wholeSetting(env, 'ARBOR_SANDBOX_DISK_POOL', 2),
     orgName: env.ARBOR_ORG_NAME || 'default',
     webhooks: loadWebhookSettings(env),
     sseHeartbeatMs: positiveSetting(env, 'ARBOR_SSE_HEARTBEAT_MS', 15_000),

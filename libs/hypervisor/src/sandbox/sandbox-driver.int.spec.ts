@@ -34,6 +34,7 @@ import { kitLayerPath } from './kit-layer';
 import { GUEST_IDS } from './guest-ids';
 import { machineCgroupDirs, machineCgroupPids } from './machine-cgroup-dirs';
 import { MACHINE_ROOTS_DIR } from './machine-layout';
+import { OciRuntime } from './oci-runtime';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
 import type { WarmPoolOptions } from './warm-pool';
 import { describeUnless, rootReason } from '../../../../test/support/skip-unless';
@@ -65,11 +66,12 @@ afterAll(async () => {
 async function newDriver(
   log?: (line: string) => void,
   warmPool?: WarmPoolOptions,
+  spareDisks?: number,
 ): Promise<{ driver: SandboxDriver; stateDir: string; snapshotDir: string; imageDir: string }> {
   const stateDir = join(await newStateDir(), 'machines');
   const snapshotDir = await newStateDir();
   const imageDir = join(await newStateDir(), 'images');
-  return { driver: new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log, warmPool }), stateDir, snapshotDir, imageDir };
+  return { driver: new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log, warmPool, spareDisks }), stateDir, snapshotDir, imageDir };
 }
 
 /** The shape of the contract's machines (machineSpec's defaults): the warm pool's, so that its creates are claims. */
@@ -174,13 +176,14 @@ describeAsRoot('SandboxDriver', () => {
     { footprint: (vmId) => footprint(contractDriver, contractStateDir, vmId), expectShape: expectLimitsBite },
   );
 
-  // The same contract, each create claiming a machine of a warm pool (of the contract's shape).
+  // The same contract, each create claiming a machine of a warm pool (of the contract's shape), and
+  // machines made cold (branch children, creates the pool cannot serve) claiming spare disks.
   let warmStateDir: string;
   let warmDriver: SandboxDriver | undefined;
   describeHypervisorDriverContract(
-    'sandbox, machines claimed from a warm pool',
+    'sandbox, machines claimed from a warm pool, cold ones on spare disks',
     async () => {
-      const { driver, stateDir } = await newDriver(undefined, { size: 2, shape: CONTRACT_SHAPE });
+      const { driver, stateDir } = await newDriver(undefined, { size: 2, shape: CONTRACT_SHAPE }, 2);
       warmStateDir = stateDir;
       warmDriver = driver;
       return driver;
@@ -371,6 +374,18 @@ describeAsRoot('SandboxDriver', () => {
       expect(layerFlushed).toBeLessThan(snapshotInPlace);
       expect(indexOfCall(calls, fsyncOf(quoted(snapshotDir)), snapshotInPlace)).toBeGreaterThan(snapshotInPlace);
     }, 120_000);
+
+    it("pauses through the cgroup freezer in runc's view too: runc reports the machine paused, then running", async () => {
+      const runc = new OciRuntime(join(stateDir, '.runc'));
+      await driver.pause(spec.vm_id);
+      try {
+        expect((await runc.state(spec.vm_id))?.status).toBe('paused');
+      } finally {
+        await driver.resume(spec.vm_id);
+      }
+      expect((await runc.state(spec.vm_id))?.status).toBe('running');
+      expect((await execCollect(driver, spec.vm_id, { argv: ['echo', 'thawed'] })).stdout.toString()).toBe('thawed\n');
+    });
 
     it('rejects vm ids that could escape the state directory', async () => {
       await expect(driver.create(machineSpec({ vm_id: '../escape' }))).rejects.toThrow(/invalid vm id/);

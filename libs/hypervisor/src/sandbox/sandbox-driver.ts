@@ -57,6 +57,7 @@ import { moveOrCopyTree } from './move-tree';
 import { ensureKitLayer, kitLayerPath, type SandboxKit } from './kit-layer';
 import { ensureKeyQuota } from './key-quota';
 import { isMachineFrozen, removeLeftoverCgroups, thawMachine } from './machine-cgroup-dirs';
+import { MachineFreezer } from './machine-freezer';
 import { createMachineDisk, diskDeviceOf, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
 import { containerOf, isSafeSnapshotId, MachineLayout, type MachineRecord } from './machine-layout';
@@ -66,6 +67,7 @@ import { mountOverlayRoot } from './overlay-root';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
 import { refreshSshEnvironment } from './sshd-environment';
 import { WarmPool, type WarmPoolOptions } from './warm-pool';
+import { DiskPool } from './disk-pool';
 
 export interface SandboxDriverOptions {
   /** Per-machine state (disks, layers, records); machines are found here again after a restart. */
@@ -80,6 +82,12 @@ export interface SandboxDriverOptions {
   network?: NetworkSettings;
   /** Machines of the default image booted ahead, that creates claim (warm-pool.ts); none by default. */
   warmPool?: WarmPoolOptions;
+  /**
+   * Disks formatted and mounted ahead, that machines booted cold (branch children, creates no warm
+   * machine serves) take instead of making one (disk-pool.ts); none by default. Their size follows
+   * the machines': it starts at the warm pool's shape.
+   */
+  spareDisks?: number;
   log?: (line: string) => void;
 }
 
@@ -122,9 +130,13 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly snapshots: SnapshotStore;
   private readonly locks = new MachineLocks();
   private readonly runtime: OciRuntime;
+  /** Pause, resume and a commit's freeze: the cgroup freezer, as runc pause/resume, without a runc process. */
+  private readonly freezer = new MachineFreezer();
   private readonly network: HostNetwork;
   /** Machines booted ahead that a create claims (size 0: none). */
   private readonly warm: WarmPool;
+  /** Disks formatted ahead that cold boots of VMs claim (size 0: none). */
+  private readonly disks: DiskPool;
   /** Takes down what destroyed machines leave, behind their destroy. */
   private readonly reaper: MachineReaper;
   /**
@@ -145,6 +157,7 @@ export class SandboxDriver implements HypervisorDriver {
     this.images = new ImageStore(resolve(options.imageDir ?? `${options.snapshotDir}.images`));
     this.reaper = new MachineReaper(join(this.stateDir, '.reap'), (layout) => this.reap(layout), this.log);
     this.warm = this.warmPool(options.warmPool ?? { size: 0, shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 } });
+    this.disks = new DiskPool(join(this.stateDir, '.disks'), { size: options.spareDisks ?? 0, sizeMib: options.warmPool?.shape.fs_size_mib ?? 1024 }, this.log);
   }
 
   /** The warm machines live in `<state dir>/.warm`, their leases owned by that directory until claimed. */
@@ -204,6 +217,8 @@ export class SandboxDriver implements HypervisorDriver {
     // Logged, since it changes the host (as the network's forwarding does).
     for (const change of await ensureKeyQuota()) this.log(`sandbox: room for machines' session keyrings (${change})`);
     await this.reaper.start();
+    await ensurePrivateDirectory(this.stateDir);
+    await this.disks.start();
     await this.warm.start();
   }
 
@@ -211,9 +226,10 @@ export class SandboxDriver implements HypervisorDriver {
     return ensureKitLayer(this.options.cacheDir, this.log);
   }
 
-  /** Stops filling the warm pool and destroys its waiting machines (the VMs' machines stay); waits for the reaper. */
+  /** Stops filling the pools and destroys their waiting machines and disks (the VMs' machines stay); waits for the reaper. */
   async close(): Promise<void> {
     await this.warm.stop();
+    await this.disks.stop();
     await this.reaper.idle();
   }
 
@@ -227,6 +243,11 @@ export class SandboxDriver implements HypervisorDriver {
     await this.warm.whenFull();
   }
 
+  /** Resolves once the disk pool holds all the spare disks it keeps (at once without a pool). */
+  async spareDisksFull(): Promise<void> {
+    await this.disks.whenFull();
+  }
+
   /**
    * Destroys every warm machine in the state directory, whichever process made it (this driver's
    * pool stops first), and takes down what destroyed machines left there: for whoever cleans up
@@ -235,6 +256,8 @@ export class SandboxDriver implements HypervisorDriver {
   async destroyWarmMachines(): Promise<void> {
     await this.warm.stop();
     await this.warm.destroyLeftovers();
+    await this.disks.stop();
+    await this.disks.destroyLeftovers();
     await this.reaper.start();
     await this.reaper.idle();
   }
@@ -255,54 +278,66 @@ export class SandboxDriver implements HypervisorDriver {
       // The warm pool holds machines of the default image only.
       const claimed = await this.warm.claim(spec);
       if (claimed) return claimed;
-      this.warm.busy();
+      this.busy();
       await ensureBaseRootfs(this.options.cacheDir, this.log);
-      await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id: null } });
-      return this.bootReserved(spec.vm_id);
+      const hasDisk = await this.reserveMachine({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id: null } });
+      return this.bootReserved(spec.vm_id, hasDisk);
     }
-    this.warm.busy();
+    this.busy();
     // Claimed under the image store's lock: a deleteImage sees the machine, or the machine sees no image.
-    await this.images.withLock(async () => {
+    const hasDisk = await this.images.withLock(async () => {
       const image = await this.images.read(image_id);
       if (!image) throw new ImageNotFoundError(image_id);
       const fs_size_mib = Math.max(spec.fs_size_mib, image.size_mib);
-      await this.reserveMachine({ spec: { ...spec, fs_size_mib }, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id } });
+      return this.reserveMachine({ spec: { ...spec, fs_size_mib }, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id } });
     });
-    return this.bootReserved(spec.vm_id);
+    return this.bootReserved(spec.vm_id, hasDisk);
   }
 
   async startFromSnapshot(snapshot_id: string, spec: SnapshotMachineSpec): Promise<MachineInfo> {
-    this.warm.busy();
+    this.busy();
     // Under the snapshot lock, so a concurrent deleteSnapshot sees the machine as a dependant.
-    await this.snapshots.withLock(async () => {
+    const hasDisk = await this.snapshots.withLock(async () => {
       const stored = await this.liveSnapshot(snapshot_id);
       const { vcpu_count, mem_size_mib, fs_size_mib } = stored.info;
-      await this.reserveMachine({
+      return this.reserveMachine({
         spec: { ...spec, vcpu_count, mem_size_mib, fs_size_mib, image_name: stored.image_name, image_id: stored.chain.image_id ?? null },
         source_snapshot_id: snapshot_id,
         chain: stored.chain,
       });
     });
-    return this.bootReserved(spec.vm_id);
+    return this.bootReserved(spec.vm_id, hasDisk);
   }
 
-  /** Claims the machine's directory (failing if the vm_id exists) and records what it sits on. */
-  private async reserveMachine(record: MachineRecord): Promise<void> {
+  /** A machine is being made or destroyed: the pools refill once the driver is quiet. */
+  private busy(): void {
+    this.warm.busy();
+    this.disks.busy();
+  }
+
+  /**
+   * Claims the machine's directory (failing if the vm_id exists), moves a spare disk of its size
+   * in when the pool has one (the directory it claimed is replaced by the spare's, 0700 as well),
+   * and records what it sits on. Says whether the machine's disk is there already.
+   */
+  private async reserveMachine(record: MachineRecord): Promise<boolean> {
     // 0700: no other local user gets in; what is inside is host root's alone (overlayfs reads the
     // layers with the mounter's rights, and the machine's root is mounted outside: MACHINE_ROOTS_DIR).
     await ensurePrivateDirectory(this.stateDir);
     const layout = new MachineLayout(this.stateDir, record.spec.vm_id);
     await layout.claim();
     await ensurePrivateDirectory(layout.dir);
+    const hasDisk = await this.disks.claimInto(layout.dir, record.spec.fs_size_mib);
     await layout.writeRecord(record);
+    return hasDisk;
   }
 
-  /** Boots a reserved machine of a VM (at most coldBoots at once); undone entirely on failure. */
-  private async bootReserved(vm_id: string): Promise<MachineInfo> {
+  /** Boots a reserved machine of a VM (at most coldBoots at once), on its disk if it has one; undone entirely on failure. */
+  private async bootReserved(vm_id: string, hasDisk: boolean): Promise<MachineInfo> {
     const layout = new MachineLayout(this.stateDir, vm_id);
     const record = (await layout.readRecord())!;
     try {
-      return await this.coldBoots.run(() => this.bootMachine(layout, this.network, record.spec.network_group));
+      return await this.coldBoots.run(() => this.bootMachine(layout, this.network, record.spec.network_group, layout.dir, hasDisk));
     } catch (error) {
       await this.destroy(vm_id).catch(() => undefined);
       throw error;
@@ -321,10 +356,11 @@ export class SandboxDriver implements HypervisorDriver {
   /**
    * Disk, identity layer, overlay root, network (on `network`, in `group`) and container of the
    * machine reserved in `layout`, up once its sshd answers on its address; `bundle` is the
-   * runtime's bundle directory (the machine's own, unless it will move). On failure, what it made
-   * is left for the caller's teardown.
+   * runtime's bundle directory (the machine's own, unless it will move); `hasDisk`: its disk is
+   * mounted already (a spare it claimed). On failure, what it made is left for the caller's
+   * teardown.
    */
-  private async bootMachine(layout: MachineLayout, network: HostNetwork, group: string, bundle = layout.dir): Promise<MachineInfo> {
+  private async bootMachine(layout: MachineLayout, network: HostNetwork, group: string, bundle = layout.dir, hasDisk = false): Promise<MachineInfo> {
     const record = (await layout.readRecord())!;
     const { spec } = record;
     const id = layout.container;
@@ -332,11 +368,21 @@ export class SandboxDriver implements HypervisorDriver {
     const cgroups = await probeCgroups();
     if (!cgroups.ok) throw new Error(`machine ${spec.vm_id} cannot get its limits: ${cgroups.reason}`);
     const { layer: kitLayer } = await this.kit();
-    await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
-    await writeIdentityLayer(layout.identity, spec);
-    // The kit right under the identity: it shadows anything an image keeps at /.arbor.
-    await mountOverlayRoot([layout.identity, kitLayer, ...this.lowerDirs(record.chain)], layout);
-    const lease = await network.attach(layout.vmId, group, 'veth');
+    // The network (host lock, nft) and the files (disk, layers, mounts) do not depend on each
+    // other: made at once. Both are settled before a failure goes up, so the caller's teardown
+    // finds all that was made.
+    const [leased, root] = await Promise.allSettled([
+      network.attach(layout.vmId, group, 'veth'),
+      (async () => {
+        if (!hasDisk) await createMachineDisk(layout.diskImage, layout.disk, spec.fs_size_mib);
+        await writeIdentityLayer(layout.identity, spec);
+        // The kit right under the identity: it shadows anything an image keeps at /.arbor.
+        await mountOverlayRoot([layout.identity, kitLayer, ...this.lowerDirs(record.chain)], layout);
+      })(),
+    ]);
+    if (root.status === 'rejected') throw root.reason;
+    if (leased.status === 'rejected') throw leased.reason;
+    const lease = leased.value;
     const config = containerConfig({
       vmId: id,
       hostname: hostnameOf(spec),
@@ -353,8 +399,8 @@ export class SandboxDriver implements HypervisorDriver {
       await writeJsonAtomic(join(bundle, 'config.json'), config, { mode: 0o600 });
     }
     await this.runtime.run(id, bundle, layout.initLog);
-    const state = await this.runtime.state(id);
-    const init = state && state.pid > 0 ? await identify(state.pid) : null;
+    const pid = await this.runtime.initPid(id);
+    const init = pid ? await identify(pid) : null;
     if (!init) throw new Error(`sandbox init of ${spec.vm_id} vanished right after starting`);
     await layout.writeRecord({ ...record, init });
     await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS, () => isAlive(init));
@@ -371,7 +417,7 @@ export class SandboxDriver implements HypervisorDriver {
 
   async destroy(vm_id: string): Promise<void> {
     if (!isSafeId(vm_id)) return; // no such machine can exist
-    this.warm.busy();
+    this.busy();
     await this.locks.run(vm_id, () => this.destroyLocked(vm_id));
   }
 
@@ -457,9 +503,9 @@ export class SandboxDriver implements HypervisorDriver {
     });
   }
 
-  /** Freezes or thaws through the runtime (the cgroup freezer); idempotent, as the port wants. */
+  /** Freezes or thaws (the cgroup freezer); idempotent, as the port wants. */
   private async setFrozen(layout: MachineLayout, frozen: boolean): Promise<void> {
-    if ((await isMachineFrozen(layout.container)) === !frozen) await this.runtime.setPaused(layout.container, frozen);
+    if ((await isMachineFrozen(layout.container)) === !frozen) await this.freezer.setFrozen(layout.container, frozen);
   }
 
   async status(vm_id: string): Promise<MachineState | null> {
@@ -533,11 +579,11 @@ export class SandboxDriver implements HypervisorDriver {
       try {
         const captured = join(scratch, 'layer');
         const wasRunning = (await isMachineFrozen(layout.container)) === false;
-        if (wasRunning) await this.runtime.setPaused(layout.container, true);
+        if (wasRunning) await this.freezer.setFrozen(layout.container, true);
         try {
           await runCommand('cp', ['-a', `${layout.upper}/.`, captured]);
         } finally {
-          if (wasRunning && !options.keep_paused) await this.runtime.setPaused(layout.container, false);
+          if (wasRunning && !options.keep_paused) await this.freezer.setFrozen(layout.container, false);
         }
         let chain: LayerChain = { snapshots: [snapshot_id, ...record.chain.snapshots], base: record.chain.base, image_id: record.chain.image_id ?? null };
         if (chain.snapshots.length > MAX_SNAPSHOT_LAYERS) {
