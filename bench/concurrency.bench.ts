@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import { InMemoryDriver } from '@arbor/hypervisor';
-import { startBenchArbor } from './embedded-client';
+import { quotasFor, startBenchArbor } from './embedded-client';
 import { report, spreadOf, timed } from './stats';
 
 interface Outcome {
@@ -39,7 +39,7 @@ const summary = (outcomes: Outcome[], wallMs: number) => {
  * `warmPool` machines booted ahead (ARBOR_SANDBOX_WARM_POOL), filled before the burst.
  */
 export async function benchConcurrentMachines(hypervisor: 'sandbox' | 'qemu' | 'memory', count: number, warmPool = 0): Promise<void> {
-  const quotas = { ARBOR_QUOTA_VMS: String(count * 2), ARBOR_QUOTA_VCPUS: String(count * 2), ARBOR_QUOTA_MEMORY_MIB: String(Math.max(32 * 1024, count * 1024)) };
+  const quotas = quotasFor(count * 2);
   const bench =
     hypervisor === 'memory'
       ? await startBenchArbor(quotas, new InMemoryDriver())

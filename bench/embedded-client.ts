@@ -13,6 +13,16 @@ export interface BenchArbor {
   stop(): Promise<void>;
 }
 
+/** An org's quotas raised to hold `vms` machines of the default size or of 1 GiB (ARBOR_QUOTA_*; the default is 20 VMs). */
+export function quotasFor(vms: number): Record<string, string> {
+  return {
+    ARBOR_QUOTA_VMS: String(vms),
+    ARBOR_QUOTA_VCPUS: String(Math.max(32, vms)),
+    ARBOR_QUOTA_MEMORY_MIB: String(Math.max(32 * 1024, vms * 1024)),
+    ARBOR_QUOTA_DISK_MIB: String(Math.max(256 * 1024, vms * 1024)),
+  };
+}
+
 /** The embedded service on a fresh data directory, for benchmarks over real HTTP (silent unless given a log). */
 export async function startBenchArbor(env: Record<string, string> = {}, driver?: HypervisorDriver, log: Log = silentLog): Promise<BenchArbor> {
   const dir = mkdtempSync(join(tmpdir(), 'arbor-bench-'));
