@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import { InMemoryDriver } from '@arbor/hypervisor';
-import { quotasFor, startBenchArbor } from './embedded-client';
+import { startBenchArbor } from './embedded-client';
 import { report, spreadOf, timed } from './stats';
 
 interface Outcome {
@@ -34,16 +34,15 @@ const summary = (outcomes: Outcome[], wallMs: number) => {
 
 /**
  * `count` concurrent `POST /vm/new_root?wait_boot=true` (the default VM config), then `count`
- * concurrent deletes, through the API. The org's quotas are raised to fit them. `memory` runs the
+ * concurrent deletes, through the API. The org's quotas are the benches' (startBenchArbor), which fit them. `memory` runs the
  * same on in-memory machines: the control plane's own share of the figures. The sandbox keeps
  * `warmPool` machines booted ahead (ARBOR_SANDBOX_WARM_POOL), filled before the burst.
  */
 export async function benchConcurrentMachines(hypervisor: 'sandbox' | 'qemu' | 'memory', count: number, warmPool = 0): Promise<void> {
-  const quotas = quotasFor(count * 2);
   const bench =
     hypervisor === 'memory'
-      ? await startBenchArbor(quotas, new InMemoryDriver())
-      : await startBenchArbor({ HYPERVISOR: hypervisor, ARBOR_SANDBOX_WARM_POOL: String(warmPool), ...quotas });
+      ? await startBenchArbor({}, new InMemoryDriver())
+      : await startBenchArbor({ HYPERVISOR: hypervisor, ARBOR_SANDBOX_WARM_POOL: String(warmPool) });
   try {
     const [, filled] = await timed(async () => (bench.arbor.driver as { warmPoolFull?: () => Promise<void> }).warmPoolFull?.());
     const load = loadavg()[0]; // before the burst: what else the host was doing
