@@ -18,7 +18,9 @@ describe('registry guards: a tenant-named registry cannot reach the host', () =>
       requests.push(request.url ?? '');
       response.writeHead(404, { 'content-type': 'application/json' }).end('{"errors":[{"code":"MANIFEST_UNKNOWN"}]}');
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // Both loopbacks where the host has IPv6 (`localhost` may resolve to either), else IPv4's.
+    const listen = (host: string) => new Promise<void>((resolve, reject) => server.once('error', reject).listen({ port: 0, host, ipv6Only: false }, () => resolve()));
+    await listen('::').catch(() => listen('127.0.0.1'));
     port = (server.address() as AddressInfo).port;
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
