@@ -54,6 +54,9 @@ async function main() {
   console.log('');
   await benchConcurrentMachines('sandbox', 100);
   console.log('');
+  // The same burst claiming warm machines: a pool absorbs a burst its size (ARBOR_SANDBOX_WARM_POOL).
+  await benchConcurrentMachines('sandbox', 100, 100);
+  console.log('');
   await benchCommitAndBranch('sandbox', 20);
   console.log('');
   await benchFork('sandbox', 20);
