@@ -399,6 +399,8 @@ struct service {
   pid_t pid;
   /* When an exited service starts again (monotonic ms; 0: it runs). */
   int64_t restart_at;
+  /* When it last started (monotonic ms). */
+  int64_t started_at;
 };
 
 static pid_t start_service(struct service *service) {
@@ -416,9 +418,11 @@ static pid_t start_service(struct service *service) {
 }
 
 /*
- * Services start at once and again half a second after each exit (each on its own clock). Every
- * child is reaped, orphans re-parented to PID 1 included. SIGCHLD is blocked and waited for with a
- * timeout, so no exit is missed and no restart waits on another's.
+ * Services start at once, and again after each exit (each on its own clock): at once when it had
+ * run for a second or more (sshd stopped to take a new host key: a machine's identity waits for
+ * the new one), half a second later when it exited as it started (a broken service does not spin).
+ * Every child is reaped, orphans re-parented to PID 1 included. SIGCHLD is blocked and waited for
+ * with a timeout, so no exit is missed and no restart waits on another's.
  */
 static __attribute__((noreturn)) int supervise_main(int argc, char **argv) {
   struct service services[16];
@@ -430,6 +434,7 @@ static __attribute__((noreturn)) int supervise_main(int argc, char **argv) {
       if (count == 16) usage("supervise: at most 16 services");
       services[count].argv = argv + i + 1;
       services[count].pid = 0;
+      services[count].started_at = 0;
       services[count++].restart_at = 1;
     }
   }
@@ -444,8 +449,9 @@ static __attribute__((noreturn)) int supervise_main(int argc, char **argv) {
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
       for (int i = 0; i < count; i++) {
         if (services[i].pid == pid) {
+          int64_t exited = now_ms();
           services[i].pid = 0;
-          services[i].restart_at = now_ms() + 500;
+          services[i].restart_at = exited - services[i].started_at >= 1000 ? exited : exited + 500;
         }
       }
     }
@@ -454,6 +460,7 @@ static __attribute__((noreturn)) int supervise_main(int argc, char **argv) {
       if (services[i].pid || !services[i].restart_at) continue;
       if (services[i].restart_at <= now) {
         services[i].pid = start_service(&services[i]);
+        services[i].started_at = now;
         services[i].restart_at = services[i].pid ? 0 : now + 500;
       }
       if (services[i].restart_at && services[i].restart_at < next) next = services[i].restart_at;

@@ -27,6 +27,33 @@ describe('the guest helper', () => {
     expect(new Set(starts)).toEqual(new Set(["it's here|a b", 'second|']));
   });
 
+  it('starts a service that ran a second or more again at once, and one that exited as it started half a second later', async () => {
+    // Each run logs when it started and when it ended (ms, the host's monotonic-enough clock).
+    const log = join(dir, 'runs');
+    const service = (name: string, seconds: string) => {
+      writeFileSync(join(dir, name), `#!/bin/sh\necho "${name} start $(date +%s%3N)" >> ${log}\nsleep ${seconds}\necho "${name} end $(date +%s%3N)" >> ${log}\n`, { mode: 0o755 });
+      return join(dir, name);
+    };
+    const supervisor = spawn(helper, ['supervise', '--', service('lasting', '1.2'), '--', service('brief', '0')], { stdio: 'ignore' });
+    await new Promise((resolve) => setTimeout(resolve, 3200));
+    supervisor.kill('SIGKILL');
+    const lines = readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' '));
+    /** From each end of `name` to its next start. */
+    const gaps = (name: string) => {
+      const runs = lines.filter(([service]) => service === name);
+      const out: number[] = [];
+      runs.forEach(([, what, at], index) => {
+        const next = runs[index + 1];
+        if (what === 'end' && next?.[1] === 'start') out.push(Number(next[2]) - Number(at));
+      });
+      return out;
+    };
+    expect(gaps('lasting').length).toBeGreaterThanOrEqual(1);
+    for (const gap of gaps('lasting')) expect(gap).toBeLessThan(300); // no half-second wait
+    expect(gaps('brief').length).toBeGreaterThanOrEqual(2);
+    for (const gap of gaps('brief')) expect(gap).toBeGreaterThanOrEqual(450);
+  });
+
   it("turns an environment file into one sshd SetEnv line, quoted as sshd's parser reads it", () => {
     const file = join(dir, 'environment');
     writeFileSync(file, ['A=1', 'QUOTED="with spaces"', 'TRICKY=say "hi" \\ there', '# comment', 'not a pair', ''].join('\n'));
