@@ -20,7 +20,8 @@ import { runInGuestOrFail } from './guest-command';
  * The clock is set through the kit's helper (the agent's own guest-set-time wants the image's
  * hwclock, and costs an agent round trip of its own). sshd is stopped, its supervisor starts
  * it again with the new host key, and the script waits until the new one has written its pid
- * file, which sshd does once it listens: a restored machine's sshd was the source's, with the
+ * file, which sshd does once it listens (read, tested and signalled with the shell's builtins:
+ * only the 0.1 s sleeps between looks are processes; at least 120 s before it gives up): a restored machine's sshd was the source's, with the
  * source's key, and at a first boot sshd keeps failing until a key exists. (Not an ssh-keyscan: a
  * key exchange in an emulated guest on a loaded host can take longer than any sensible per-try
  * timeout.)
@@ -55,11 +56,13 @@ if [ -n "$authorized_key" ]; then
 else
   $bb rm -f /root/.ssh/authorized_keys
 fi
-old_sshd=$($bb cat ${SSHD_PID_FILE} 2>/dev/null)
-[ -n "$old_sshd" ] && $bb kill "$old_sshd" 2>/dev/null
-end=$(( $($bb date +%s) + 120 ))
-until sshd=$($bb cat ${SSHD_PID_FILE} 2>/dev/null) && [ -n "$sshd" ] && [ "$sshd" != "$old_sshd" ] && $bb kill -0 "$sshd" 2>/dev/null; do
-  [ "$($bb date +%s)" -lt "$end" ] || { echo "sshd did not start again with the new host key: $($bb tail -n 3 ${SSHD_LOG} 2>/dev/null)" >&2; exit 1; }
+old_sshd=
+{ read -r old_sshd < ${SSHD_PID_FILE}; } 2>/dev/null
+[ -n "$old_sshd" ] && kill "$old_sshd" 2>/dev/null
+tries=1200
+until sshd=; { read -r sshd < ${SSHD_PID_FILE}; } 2>/dev/null; [ -n "$sshd" ] && [ "$sshd" != "$old_sshd" ] && kill -0 "$sshd" 2>/dev/null; do
+  tries=$((tries - 1))
+  [ "$tries" -gt 0 ] || { echo "sshd did not start again with the new host key: $($bb tail -n 3 ${SSHD_LOG} 2>/dev/null)" >&2; exit 1; }
   $bb sleep 0.1
 done`;
 
