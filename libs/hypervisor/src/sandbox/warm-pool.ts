@@ -1,15 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { readdir, rename, rmdir } from 'node:fs/promises';
+import { rename, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MachineInfo, MachineSpec } from '../hypervisor-driver.port';
 import { ensurePrivateDirectory } from '../host/private-directory';
-import { isSafeId } from '../host/safe-id';
 import { isAlive } from '../host/process-identity';
-import { sleep } from '../host/sleep';
 import type { HostNetwork } from '../network/host-network';
 import { setMachineHostname } from './machine-hostname';
 import { hostnameOf, rewriteIdentityLayer } from './machine-identity-files';
 import { MachineLayout, type MachineRecord } from './machine-layout';
+import { ReadyPool } from './ready-pool';
 
 /** The shape of a machine: what its cgroups and disk were made for. */
 export type MachineShape = Pick<MachineSpec, 'vcpu_count' | 'mem_size_mib' | 'fs_size_mib'>;
@@ -36,14 +34,8 @@ export interface WarmPoolHost {
   log: (line: string) => void;
 }
 
-/** Warm machines booting at once: the pool refills behind a burst without taking the host from it. */
+/** Warm machines booting at once: the pool refills behind a burst without taking the host from it (ReadyPool: only when the driver is quiet). */
 const FILL_CONCURRENCY = 2;
-/**
- * The pool refills once the driver has made, claimed or destroyed no machine for this long:
- * booting competes with the operations of a burst for the CPU and the host lock, and a burst is
- * served best from what waits. Under work that never pauses, creates are made cold.
- */
-const REFILL_AFTER_QUIET_MS = 500;
 
 /**
  * Machines of the default image booted ahead of time, so that a create is a claim plus identity.
@@ -61,59 +53,49 @@ const REFILL_AFTER_QUIET_MS = 500;
  * before, so nothing of one tenant can reach another. A warm machine that cannot be handed over is
  * destroyed and the create made cold.
  *
- * Crash safety: warm machines are never adopted. Whatever a start finds in the warm directory
- * (waiting, half made, or half handed over) is destroyed, and the pool filled again; a lease
- * handed over whose directory never moved in is a sweep's to take back (its directory is gone).
+ * Crash safety: warm machines are never adopted (ReadyPool). Whatever a start finds in the warm
+ * directory (waiting, half made, or half handed over) is destroyed, and the pool filled again; a
+ * lease handed over whose directory never moved in is a sweep's to take back (its directory is gone).
  */
 export class WarmPool {
-  private readonly dir: string;
-  private readonly waiting: string[] = [];
-  private shape: MachineShape;
-  private booting = 0;
-  private failures = 0;
-  private stopped = true;
-  private readonly full: (() => void)[] = [];
-  private readonly settled = new Set<Promise<void>>();
-  private refill: NodeJS.Timeout | null = null;
+  private readonly pool: ReadyPool<MachineShape>;
 
   constructor(
     private readonly host: WarmPoolHost,
-    private readonly options: WarmPoolOptions,
+    options: WarmPoolOptions,
   ) {
-    this.dir = join(host.stateDir, '.warm');
-    this.shape = options.shape;
+    this.pool = new ReadyPool(join(host.stateDir, '.warm'), { size: options.size, kind: options.shape, concurrency: FILL_CONCURRENCY }, {
+      noun: 'warm machine',
+      make: (layout, shape) => this.boot(layout, shape),
+      destroy: (layout) => host.destroy(layout),
+      log: host.log,
+    });
   }
 
   /** Destroys what an earlier run left in the warm directory, then starts filling the pool (if it has a size). */
   async start(): Promise<void> {
-    if (this.options.size === 0) return;
     await ensurePrivateDirectory(this.host.stateDir);
-    await ensurePrivateDirectory(this.dir);
-    await this.destroyLeftovers();
-    this.stopped = false;
-    this.fill();
+    await this.pool.start();
   }
 
   /** Destroys every machine in the warm directory that this pool is not keeping (all of them, once stopped). */
-  async destroyLeftovers(): Promise<void> {
-    const ids = (await readdir(this.dir).catch(() => [] as string[])).filter((id) => isSafeId(id) && !this.waiting.includes(id));
-    for (const id of ids) {
-      await this.host.destroy(new MachineLayout(this.dir, id)).catch((error: Error) => this.host.log(`sandbox: removing warm machine ${id} failed: ${error.message}`));
-    }
+  destroyLeftovers(): Promise<void> {
+    return this.pool.destroyLeftovers();
   }
 
   /** Stops filling and destroys every warm machine (a claimed one is a VM's, and stays). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.refill) clearTimeout(this.refill);
-    await Promise.allSettled([...this.settled]);
-    for (const id of this.waiting.splice(0)) await this.host.destroy(new MachineLayout(this.dir, id)).catch(() => undefined);
+  stop(): Promise<void> {
+    return this.pool.stop();
   }
 
   /** Resolves once the pool holds its size of waiting machines (benchmarks wait for it). */
   whenFull(): Promise<void> {
-    if (this.waiting.length >= this.options.size) return Promise.resolve();
-    return new Promise((resolve) => this.full.push(resolve));
+    return this.pool.whenFull();
+  }
+
+  /** The driver is busy with a machine: a refill waits until it has been quiet a while. */
+  busy(): void {
+    this.pool.busy();
   }
 
   /**
@@ -121,13 +103,12 @@ export class WarmPool {
    * shape: the pool then turns to that shape; or none waiting): the caller creates it cold.
    */
   async claim(spec: MachineSpec): Promise<MachineInfo | null> {
-    if (this.stopped || this.options.size === 0 || spec.image_name !== 'default' || spec.image_id) return null;
-    if (!sameShape(spec, this.shape)) {
-      this.reshape(spec);
+    if (this.pool.off || spec.image_name !== 'default' || spec.image_id) return null;
+    if (!sameShape(spec, this.pool.kind)) {
+      this.pool.follow({ vcpu_count: spec.vcpu_count, mem_size_mib: spec.mem_size_mib, fs_size_mib: spec.fs_size_mib });
       return null;
     }
-    const id = this.waiting.shift();
-    this.refillWhenQuiet();
+    const id = this.pool.take();
     if (!id) return null;
     try {
       return await this.handOver(id, spec);
@@ -138,8 +119,17 @@ export class WarmPool {
     }
   }
 
+  /** A warm machine of `shape`, booted in `layout` (claimed for it) in no network group. */
+  private async boot(layout: MachineLayout, shape: MachineShape): Promise<void> {
+    const id = layout.vmId;
+    const spec: MachineSpec = { vm_id: id, ...shape, image_name: 'default', image_id: null, env: {}, identity: { hostname: id, ssh_authorized_key: null }, network_group: '' };
+    // The container named from the start: a claimed machine whose claim's record a crash lost still runs under it.
+    await layout.writeRecord({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id: null }, container: id });
+    await this.host.boot(layout);
+  }
+
   private async handOver(id: string, spec: MachineSpec): Promise<MachineInfo> {
-    const warm = new MachineLayout(this.dir, id);
+    const warm = new MachineLayout(this.pool.dir, id);
     const record = await warm.readRecord();
     if (!record?.init || !(await isAlive(record.init))) throw new Error(`warm machine ${id} is not running`);
     // The VM's name first: refused if it exists, as a cold create would be (MachineDirectory.claim).
@@ -160,78 +150,9 @@ export class WarmPool {
 
   /** A warm machine that could not be handed over: gone, with whatever of the VM's the attempt made. */
   private async discard(id: string, vm_id: string): Promise<void> {
-    await this.host.destroy(new MachineLayout(this.dir, id)).catch((error: Error) => this.host.log(`sandbox: removing warm machine ${id} failed: ${error.message}`));
+    await this.pool.destroy(id).catch((error: Error) => this.host.log(`sandbox: removing warm machine ${id} failed: ${error.message}`));
     await this.host.network.detach(vm_id).catch(() => undefined);
     await rmdir(join(this.host.stateDir, vm_id)).catch(() => undefined); // only the empty claim: a moved-in machine is not empty
-  }
-
-  /** Creates of another shape: the pool follows them (its waiting machines of the old shape go). */
-  private reshape(shape: MachineShape): void {
-    this.shape = { vcpu_count: shape.vcpu_count, mem_size_mib: shape.mem_size_mib, fs_size_mib: shape.fs_size_mib };
-    const old = this.waiting.splice(0);
-    this.track((async () => {
-      for (const id of old) await this.host.destroy(new MachineLayout(this.dir, id)).catch(() => undefined);
-    })());
-    this.fill();
-  }
-
-  /** The driver is busy with a machine: a refill waits until it has been quiet a while. */
-  busy(): void {
-    if (this.refill || this.waiting.length + this.booting < this.options.size) this.refillWhenQuiet();
-  }
-
-  /** Fills the pool again once the driver has been quiet (REFILL_AFTER_QUIET_MS), each operation putting it off. */
-  private refillWhenQuiet(): void {
-    if (this.stopped) return;
-    if (this.refill) clearTimeout(this.refill);
-    this.refill = setTimeout(() => {
-      this.refill = null;
-      this.fill();
-    }, REFILL_AFTER_QUIET_MS);
-  }
-
-  private fill(): void {
-    while (!this.stopped && this.booting < FILL_CONCURRENCY && this.waiting.length + this.booting < this.options.size) {
-      this.booting++;
-      this.track(this.bootOne().finally(() => {
-        this.booting--;
-        this.fill();
-      }));
-    }
-  }
-
-  private async bootOne(): Promise<void> {
-    // After failures, wait a little more each time (a host out of something stays so for a while).
-    if (this.failures > 0) await sleep(Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6)));
-    if (this.stopped) return;
-    const shape = this.shape;
-    const id = randomUUID();
-    const layout = new MachineLayout(this.dir, id);
-    try {
-      await layout.claim();
-      await ensurePrivateDirectory(layout.dir);
-      const spec: MachineSpec = { vm_id: id, ...shape, image_name: 'default', image_id: null, env: {}, identity: { hostname: id, ssh_authorized_key: null }, network_group: '' };
-      // The container named from the start: a claimed machine whose claim's record a crash lost still runs under it.
-      await layout.writeRecord({ spec, source_snapshot_id: null, chain: { snapshots: [], base: true, image_id: null }, container: id });
-      await this.host.boot(layout);
-    } catch (error) {
-      this.failures++;
-      this.host.log(`sandbox: booting a warm machine failed (the pool tries again): ${(error as Error).message}`);
-      await this.host.destroy(layout).catch(() => undefined);
-      return;
-    }
-    this.failures = 0;
-    if (this.stopped || shape !== this.shape) {
-      await this.host.destroy(layout).catch(() => undefined);
-      return;
-    }
-    this.waiting.push(id);
-    if (this.waiting.length >= this.options.size) this.full.splice(0).forEach((resolve) => resolve());
-  }
-
-  private track(work: Promise<void>): void {
-    this.settled.add(work);
-    void work.finally(() => this.settled.delete(work));
   }
 }
 
