@@ -171,6 +171,12 @@ function hostTraces(dataDir: string): string[] {
     }
   };
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    // A zombie (Z, or X as it goes) runs nothing and holds nothing but its pid until its parent
+    // reaps it: for a machine's last processes, the host's init, once the machine's PID
+    // namespace went with its init.
+    const stat = read(`/proc/${pid}/stat`);
+    const state = stat.charAt(stat.lastIndexOf(')') + 2); // after the name, which may hold ") " itself
+    if (state === 'Z' || state === 'X') continue;
     const cmdline = read(`/proc/${pid}/cmdline`).split('\0').join(' ');
     traces.push(`process ${pid}: ${cmdline} (cgroup ${read(`/proc/${pid}/cgroup`).trim()})`);
   }
