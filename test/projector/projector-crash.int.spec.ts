@@ -50,7 +50,7 @@ describe('projector crash safety (real processes, SQLite)', () => {
   it('neither skips nor double-applies an event across SIGKILLs', async () => {
     const entry = distEntry('projector');
     const env = { ARBOR_DATA_DIR: dir };
-    // About 5,000 events to begin with, topped up whenever fewer than 1,000 wait (see below).
+    // About 5,000 events to begin with, topped up whenever fewer than 2,000 wait (see below).
     await appendVmHistory(INITIAL_VMS);
     const kills: { checkpoint: number | null; head: number }[] = [];
     const readModels = SqliteReadModelStore.open(join(dir, READ_MODELS_DB));
@@ -59,15 +59,16 @@ describe('projector crash safety (real processes, SQLite)', () => {
       for (let round = 0; round < ROUNDS; round++) {
         const before = await checkpoint();
         // Keep a backlog at every start, whatever this machine's speed: the projector always has
-        // something to apply (so the wait below cannot hang) and a tail left when it is killed.
-        if ((await events.headPosition()) - (before ?? -1) < 1000) await appendVmHistory(250);
+        // something to apply (so the wait below cannot hang) and a tail left when it is killed
+        // (a projector catching up in batches applies a thousand events in well under 100 ms).
+        if ((await events.headPosition()) - (before ?? -1) < 2000) await appendVmHistory(500);
         const projector = startProcess(entry, env);
         // Every third run, the log grows while the projector works.
         const growing = round % 3 === 1 ? appendVmHistory(30) : Promise.resolve();
         // Once this run has applied something, at a random moment soon after: mid-stream, and
         // sometimes mid-commit. (A fixed delay would mostly hit start-up on a loaded machine.)
         await pollUntil(async () => (await checkpoint()) !== before || projector.child.exitCode !== null, { timeoutMs: 60_000, intervalMs: 5 });
-        await sleep(Math.random() * 100);
+        await sleep(Math.random() * 40);
         // The head known before the kill: anything the projector applied after this read only makes
         // the checkpoint bigger, so checkpoint < head means events were still waiting when it died.
         const head = await events.headPosition();
