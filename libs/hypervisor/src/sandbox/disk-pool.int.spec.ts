@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execCollect, machineSpec, snapshotMachineSpec } from '../testing/hypervisor-driver.contract';
 import { rootFsSizeMib } from '../testing/guest-probes';
+import { loopDevicesUnder } from '../testing/host-processes';
 import { SandboxDriver } from './sandbox-driver';
 import { describeUnless, rootReason } from '../../../../test/support/skip-unless';
 
@@ -26,19 +27,6 @@ async function scratch(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'arbor-disk-pool-'));
   scratchDirs.push(dir);
   return dir;
-}
-
-/** Loop devices (by name) whose backing file lies under `dir`, wherever in it. */
-function loopDevicesUnder(dir: string): string[] {
-  return readdirSync('/sys/block')
-    .filter((name) => name.startsWith('loop'))
-    .filter((name) => {
-      try {
-        return readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').startsWith(`${dir}/`);
-      } catch {
-        return false; // not attached
-      }
-    });
 }
 
 /** The loop device the file system mounted at `point` comes from. */

@@ -17,7 +17,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HypervisorDriver, MachineInfo, MachineSpec } from '../hypervisor-driver.port';
-import { waitUntilGone } from '../testing/host-processes';
+import { loopDevicesUnder, waitUntilGone } from '../testing/host-processes';
 import { describeEscapeContract, makeHostSecret } from '../testing/escape.contract';
 import { identityOf } from '../testing/guest-probes';
 import { busyboxRoot } from '../images/sample-roots';
@@ -76,19 +76,6 @@ async function newDriver(
 
 /** The shape of the contract's machines (machineSpec's defaults): the warm pool's, so that its creates are claims. */
 const CONTRACT_SHAPE = { vcpu_count: 1, mem_size_mib: 256, fs_size_mib: 1024 };
-
-/** Loop devices (by name) whose backing file lies under `dir`. */
-function loopDevicesUnder(dir: string): string[] {
-  return readdirSync('/sys/block')
-    .filter((name) => name.startsWith('loop'))
-    .filter((name) => {
-      try {
-        return readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').startsWith(`${dir}/`);
-      } catch {
-        return false; // not attached
-      }
-    });
-}
 
 /** The lowerdir layers of the overlay mounted at `merged`, from /proc/mounts. */
 function overlayLowerDirs(merged: string): string[] {

@@ -44,3 +44,16 @@ export function descendantsOf(pid: number): number[] {
   }
   return found;
 }
+
+/** Loop devices (by name) whose backing file lies under `dir`, wherever in it. */
+export function loopDevicesUnder(dir: string): string[] {
+  return readdirSync('/sys/block')
+    .filter((name) => name.startsWith('loop'))
+    .filter((name) => {
+      try {
+        return readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').startsWith(`${dir}/`);
+      } catch {
+        return false; // not attached
+      }
+    });
+}
