@@ -109,13 +109,7 @@ export class SqliteEventStore implements EventStore {
     this.appendUnit = db.transaction((stream_id, events, expected) => this.appendInTransaction(stream_id, events, expected));
     // Inside the group's transaction each appendUnit call runs as a savepoint (better-sqlite3 nests them).
     this.groupCommit = db.transaction((group: PendingAppend[]) =>
-      group.map((append) => {
-        try {
-          return this.appendUnit(append.stream_id, append.events, append.expected);
-        } catch (error) {
-          return { refused: error };
-        }
-      }),
+      group.map((append) => resultOrRefusal(() => this.appendUnit(append.stream_id, append.events, append.expected))),
     );
   }
 
@@ -134,8 +128,13 @@ export class SqliteEventStore implements EventStore {
       let outcomes: unknown[];
       try {
         // IMMEDIATE: take the write lock before reading any stream's revision, so no other
-        // process can append between the check and the insert.
-        outcomes = this.groupCommit.immediate(group);
+        // process can append between the check and the insert. An append alone needs no
+        // savepoint of its own: if it is refused, its transaction rolls back and holds nothing else.
+        const [first] = group;
+        outcomes =
+          group.length === 1
+            ? [resultOrRefusal(() => this.appendUnit.immediate(first.stream_id, first.events, first.expected))]
+            : this.groupCommit.immediate(group);
       } catch (error) {
         group.forEach((append) => append.reject(error)); // nothing of the group was committed
         continue;
@@ -242,6 +241,15 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
+/** What an append returned, or what refused it (a refused append has rolled back whatever it wrote). */
+function resultOrRefusal(append: () => AppendResult): AppendResult | { refused: unknown } {
+  try {
+    return append();
+  } catch (error) {
+    return { refused: error };
+  }
+}
+
 function prepareStatements(db: Database.Database) {
   const columns = 'position, stream_id, revision, event_id, type, data, metadata, created_at';
   return {
@@ -251,7 +259,9 @@ function prepareStatements(db: Database.Database) {
     ),
     currentRevision: db.prepare<[string], number | null>('SELECT MAX(revision) FROM events WHERE stream_id = ?').pluck(),
     revisionOfEvent: db
-      .prepare<[string, string], number | null>('SELECT MIN(revision) FROM events WHERE stream_id = ? AND event_id = ?')
+      // Through the event id (a handful of rows at most): left to itself the planner walks the
+      // whole stream by (stream_id, revision) and reads each row, which grows with the stream.
+      .prepare<[string, string], number | null>('SELECT MIN(revision) FROM events INDEXED BY events_by_event_id WHERE stream_id = ? AND event_id = ?')
       .pluck(),
     idsFrom: db.prepare<[string, number, number], Pick<EventRow, 'event_id' | 'position'>>(
       'SELECT event_id, position FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?',
