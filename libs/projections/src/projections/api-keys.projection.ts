@@ -8,8 +8,8 @@ export const apiKeysProjection: Projection = {
   collections: [API_KEYS_COLLECTION],
   aggregates: [ApiKey, ApiKeyUsage],
   indexes: [
-    { collection: API_KEYS_COLLECTION, keys: { org_id: 1, created_at: 1 } },
-    { collection: API_KEYS_COLLECTION, keys: { user_id: 1, created_at: 1 } },
+    { collection: API_KEYS_COLLECTION, keys: { org_id: 1, created_at: 1, _id: 1 } },
+    { collection: API_KEYS_COLLECTION, keys: { user_id: 1, created_at: 1, _id: 1 } },
   ],
   async project(event: ApiKeyEvent | ApiKeyUsageEvent, _recorded, reads: ProjectionReads): Promise<WriteOp[]> {
     switch (event.type) {

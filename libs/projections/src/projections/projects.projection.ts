@@ -14,7 +14,7 @@ export const projectsProjection: Projection = {
   collections: [PROJECTS_COLLECTION],
   aggregates: [Project, Vm],
   indexes: [
-    { collection: PROJECTS_COLLECTION, keys: { org_id: 1, created_at: 1 } },
+    { collection: PROJECTS_COLLECTION, keys: { org_id: 1, created_at: 1, _id: 1 } },
     { collection: PROJECTS_COLLECTION, keys: { vm_id: 1 } },
   ],
   project(event: ProjectEvent | VmEvent): WriteOp[] {

@@ -13,7 +13,8 @@ const set = (vm_id: string, fields: Partial<VmDocument>): WriteOp => ({
 export const vmsProjection = projectionOf(Vm, {
   name: 'vms',
   collections: [VMS_COLLECTION],
-  indexes: [{ collection: VMS_COLLECTION, keys: { org_id: 1, deleted_at: 1, created_at: 1 } }],
+  // GET /vms's filter and then its order (created_at, _id): the embedded store walks the index and sorts nothing.
+  indexes: [{ collection: VMS_COLLECTION, keys: { org_id: 1, deleted_at: 1, created_at: 1, _id: 1 } }],
   project(event): WriteOp[] {
     const vm_id = (event.data as { vm_id: string }).vm_id;
     switch (event.type) {
