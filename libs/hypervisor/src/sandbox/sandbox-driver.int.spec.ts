@@ -54,7 +54,10 @@ async function newStateDir(): Promise<string> {
   stateDirs.push(dir);
   return dir;
 }
+const drivers: SandboxDriver[] = [];
 afterAll(async () => {
+  // A destroyed machine's disk is unmounted by its driver's reaper, behind destroy's answer.
+  for (const driver of drivers) await driver.reaped();
   for (const dir of stateDirs) await rm(dir, { recursive: true, force: true });
 });
 
@@ -71,7 +74,9 @@ async function newDriver(
   const stateDir = join(await newStateDir(), 'machines');
   const snapshotDir = await newStateDir();
   const imageDir = join(await newStateDir(), 'images');
-  return { driver: new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log, warmPool, spareDisks }), stateDir, snapshotDir, imageDir };
+  const driver = new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log, warmPool, spareDisks });
+  drivers.push(driver);
+  return { driver, stateDir, snapshotDir, imageDir };
 }
 
 /** The shape of the contract's machines (machineSpec's defaults): the warm pool's, so that its creates are claims. */
