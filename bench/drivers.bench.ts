@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@arbor/application';
 import { type HypervisorDriver, type MachineSpec, type SnapshotMachineSpec, chooseAccel } from '@arbor/hypervisor';
-import { GuestAgentClient, MachineFreezer, readQemuBaseImage, QmpClient } from '@arbor/hypervisor/primitives';
+import { MachineFreezer, readQemuBaseImage, QmpClient } from '@arbor/hypervisor/primitives';
 import { createQemuDriver, createSandboxDriver } from '../apps/vm-worker/src/open-driver';
 import { watchPauseWindows } from './pause-window';
 import { measureQemuPrimitives } from './qemu-primitives';
@@ -102,7 +102,6 @@ export async function benchDriver(kind: DriverKind, rounds: number): Promise<voi
         { what: 'exec `true` round trip', driver: samples.exec, bare: [exec] },
         { what: 'commit (whole call)', driver: samples.commit, bare: [capture] },
         { what: 'commit: source stopped (stop → cont)', driver: samples.paused.stopped, bare: [capture] },
-        { what: 'commit: guest fs frozen (fsfreeze → thaw)', driver: samples.paused.fsFrozen, bare: [] },
         { what: 'branch (1 child) → child exec answered', driver: samples.branchToExec, bare: [capture, restore, exec] },
       ]);
       printBare([
@@ -172,15 +171,7 @@ function pauseWatchers(kind: DriverKind): Record<string, ReturnType<typeof watch
   if (kind === 'sandbox') {
     return { frozen: watchPauseWindows(MachineFreezer.prototype, 'setFrozen', ([, frozen]) => frozen === true, ([, frozen]) => frozen === false) };
   }
-  return {
-    stopped: watchPauseWindows(QmpClient.prototype, 'execute', ([command]) => command === 'stop', ([command]) => command === 'cont'),
-    fsFrozen: watchPauseWindows(
-      GuestAgentClient.prototype,
-      'request',
-      ([command]) => command === 'guest-fsfreeze-freeze',
-      ([command]) => command === 'guest-fsfreeze-thaw',
-    ),
-  };
+  return { stopped: watchPauseWindows(QmpClient.prototype, 'execute', ([command]) => command === 'stop', ([command]) => command === 'cont') };
 }
 
 /** The machines measured: the sandbox's in the shape of a VM asked for with the defaults (the warm pool's); qemu's smaller (TCG). */

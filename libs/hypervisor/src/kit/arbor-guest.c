@@ -20,6 +20,14 @@
  *       restored from memory starts with its siblings' generator state).
  *   set-clock NANOSECONDS
  *       Sets the system clock (nanoseconds since the epoch).
+ *   identity HOSTNAME MACHINE_ID NANOSECONDS IP SSHD_PID_FILE SSHD_LOG SSHD_ENVIRONMENT_CONF
+ *       Makes a qemu guest the machine it is to be, in one process (see identity_main); the rest
+ *       of what it needs comes on stdin.
+ *   memory-sink FILE                                (run on the host)
+ *       Copies stdin (QEMU's migration stream: a socket) into FILE, created 0600, until its end.
+ *   memory-source FILE                              (run on the host)
+ *       Sends FILE to stdout (QEMU's incoming migration socket) with sendfile. Exits 3 when the
+ *       reader closed first.
  *   prepare-tree [--shift FIRST:COUNT] DIR          (run on the host, as root)
  *       Checks an image's root filesystem before Arbor uses it: no mount point inside, no hard
  *       link to a file outside it. Prints "entries=N bytes=B" (B: the disk its entries use, as
@@ -45,6 +53,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -479,27 +488,45 @@ static __attribute__((noreturn)) int supervise_main(int argc, char **argv) {
  * them this way. Quoted as sshd's argv_split reads them: "KEY=VALUE" with \\ and \" escaped.
  */
 static int setenv_count;
+static FILE *setenv_out;
 
 /* One SetEnv line for them all: sshd keeps only the first SetEnv line it reads. */
 static void print_setenv(const char *key, const char *value) {
-  fputs(setenv_count++ ? " \"" : "SetEnv \"", stdout);
-  fputs(key, stdout);
-  putchar('=');
+  fputs(setenv_count++ ? " \"" : "SetEnv \"", setenv_out);
+  fputs(key, setenv_out);
+  fputc('=', setenv_out);
   for (const char *p = value; *p; p++) {
-    if (*p == '\\' || *p == '"') putchar('\\');
-    putchar(*p);
+    if (*p == '\\' || *p == '"') fputc('\\', setenv_out);
+    fputc(*p, setenv_out);
   }
-  putchar('"');
+  fputc('"', setenv_out);
+}
+
+/* The SetEnv line for the variables of the environment file `path`, onto `out`. */
+static void write_sshd_environment(const char *path, FILE *out) {
+  setenv_out = out;
+  setenv_count = 0;
+  read_environment_file(path, print_setenv);
+  if (setenv_count) fputc('\n', out);
 }
 
 static int sshd_environment_main(int argc, char **argv) {
   if (argc != 2) usage("usage: sshd-environment FILE");
-  read_environment_file(argv[1], print_setenv);
-  if (setenv_count) putchar('\n');
+  write_sshd_environment(argv[1], stdout);
   return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* ---- reseed, set-clock -------------------------------------------------------------------- */
+
+/* Mixes `seed` into the kernel's entropy pool and reseeds its generator at once. */
+static void reseed(const char *seed, size_t length) {
+  int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) fail("/dev/urandom");
+  write_all(fd, seed, length);
+  /* ENODATA: not seeded yet (early in a first boot), where the kernel seeds it itself. */
+  if (ioctl(fd, RNDRESEEDCRNG, 0) < 0 && errno != ENODATA) fail("RNDRESEEDCRNG");
+  close(fd);
+}
 
 static int reseed_main(void) {
   char seed[4096];
@@ -512,21 +539,272 @@ static int reseed_main(void) {
     }
     length += (size_t)n;
   }
-  int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
-  if (fd < 0) fail("/dev/urandom");
-  write_all(fd, seed, length);
-  /* ENODATA: not seeded yet (early in a first boot), where the kernel seeds it itself. */
-  if (ioctl(fd, RNDRESEEDCRNG, 0) < 0 && errno != ENODATA) fail("RNDRESEEDCRNG");
-  close(fd);
+  reseed(seed, length);
   return 0;
+}
+
+static void set_clock(const char *nanoseconds) {
+  long long nanos = atoll(nanoseconds);
+  struct timespec ts = {.tv_sec = nanos / 1000000000LL, .tv_nsec = nanos % 1000000000LL};
+  if (clock_settime(CLOCK_REALTIME, &ts) < 0) fail("clock_settime");
 }
 
 static int set_clock_main(int argc, char **argv) {
   if (argc != 2) usage("usage: set-clock NANOSECONDS");
-  long long nanos = atoll(argv[1]);
-  struct timespec ts = {.tv_sec = nanos / 1000000000LL, .tv_nsec = nanos % 1000000000LL};
-  if (clock_settime(CLOCK_REALTIME, &ts) < 0) fail("clock_settime");
+  set_clock(argv[1]);
   return 0;
+}
+
+/* ---- identity ----------------------------------------------------------------------------- */
+
+/* One field of identity's stdin: `length` bytes at `data` (not NUL-terminated). */
+struct field {
+  const char *data;
+  size_t length;
+};
+
+/* All of stdin (at most `limit` bytes, else it fails). */
+static char *read_stdin(size_t limit, size_t *length) {
+  size_t capacity = 65536, used = 0;
+  char *buffer = malloc(capacity);
+  if (!buffer) fail("malloc");
+  for (;;) {
+    if (used == capacity) {
+      if (capacity >= limit) usage("identity: stdin too long");
+      capacity *= 2;
+      if (!(buffer = realloc(buffer, capacity))) fail("realloc");
+    }
+    ssize_t n = read(STDIN_FILENO, buffer + used, capacity - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("read stdin");
+    if (n == 0) break;
+    used += (size_t)n;
+  }
+  *length = used;
+  return buffer;
+}
+
+/* The next "<decimal length>\n<bytes>" field of `input`, advancing `at`. */
+static struct field next_field(const char *input, size_t length, size_t *at) {
+  size_t value = 0, i = *at;
+  while (i < length && input[i] >= '0' && input[i] <= '9' && value < ((size_t)1 << 40)) value = value * 10 + (size_t)(input[i++] - '0');
+  if (i == *at || i >= length || input[i] != '\n' || value > length - i - 1) usage("identity: malformed stdin");
+  *at = i + 1 + value;
+  return (struct field){input + i + 1, value};
+}
+
+/* Writes `path` whole (created or truncated) with `mode`, from `data` and then `suffix` (may be NULL). */
+static void write_file(const char *path, mode_t mode, const char *data, size_t length, const char *suffix) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) fail(path);
+  if (fchmod(fd, mode) < 0) fail(path);
+  write_all(fd, data, length);
+  if (suffix) write_all(fd, suffix, strlen(suffix));
+  if (close(fd) < 0) fail(path);
+}
+
+/* Whether the file at `path` holds exactly `content` (a missing file holds nothing). */
+static int file_holds(const char *path, const struct field *content) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT && content->length == 0;
+  char buffer[65536];
+  size_t at = 0;
+  int same = 1;
+  for (ssize_t n; same && (n = read(fd, buffer, sizeof(buffer))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || (size_t)n > content->length - at || memcmp(buffer, content->data + at, (size_t)n)) same = 0;
+    else at += (size_t)n;
+  }
+  close(fd);
+  return same && at == content->length;
+}
+
+static void make_dir(const char *path, mode_t mode) {
+  if (mkdir(path, mode) < 0 && errno != EEXIST) fail(path);
+}
+
+/* Starts `ip -batch -` with `batch` on its stdin (a few lines: the pipe holds them all). */
+static pid_t start_network(const char *ip, const struct field *batch) {
+  int input[2];
+  if (pipe2(input, O_CLOEXEC) < 0) fail("pipe");
+  pid_t pid = fork();
+  if (pid < 0) fail("fork");
+  if (pid == 0) {
+    dup2(input[0], STDIN_FILENO);
+    execl(ip, ip, "-batch", "-", (char *)NULL);
+    fprintf(stderr, "%s: cannot start %s: %s\n", prefix, ip, strerror(errno));
+    _exit(127);
+  }
+  close(input[0]);
+  write_all(input[1], batch->data, batch->length);
+  close(input[1]);
+  return pid;
+}
+
+/* Waits for the `ip -batch` of start_network; fails unless it succeeded. */
+static void finish_network(const char *ip, pid_t pid) {
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) fail("waitpid");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "%s: %s -batch failed (status %d)\n", prefix, ip, status);
+    exit(1);
+  }
+}
+
+/* The pid in a pid file (0 when it is missing or holds none). */
+static pid_t read_pid(const char *path) {
+  char text[32] = {0};
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  return n > 0 ? (pid_t)atoi(text) : 0;
+}
+
+/* The last `lines` lines of a file on stderr (a failing service's log). */
+static void print_tail(const char *path, int lines) {
+  char text[4096];
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  off_t size = lseek(fd, 0, SEEK_END);
+  off_t from = size > (off_t)sizeof(text) - 1 ? size - (off_t)sizeof(text) + 1 : 0;
+  ssize_t n = pread(fd, text, sizeof(text) - 1, from);
+  close(fd);
+  if (n <= 0) return;
+  text[n] = 0;
+  char *start = text + n;
+  while (start > text && start[-1] == '\n') *--start = 0;
+  for (int seen = 0; start > text; start--)
+    if (start[-1] == '\n' && ++seen == lines) break;
+  fputs(start, stderr);
+}
+
+/* Waits (every 10 ms, up to 120 s) until sshd's pid file names a live process; says why not on stderr. */
+static int wait_for_sshd(const char *pid_file, const char *sshd_log) {
+  for (int tries = 12000; tries > 0; tries--) {
+    pid_t sshd = read_pid(pid_file);
+    if (sshd > 0 && kill(sshd, 0) == 0) return 1;
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 10 * 1000000L};
+    nanosleep(&pause, NULL);
+  }
+  fprintf(stderr, "%s: sshd did not start with the machine's host key and environment: ", prefix);
+  print_tail(sshd_log, 3);
+  fputc('\n', stderr);
+  return 0;
+}
+
+/*
+ * A qemu guest's identity, in one process (a dynamically linked program started in an emulated
+ * guest costs tens of milliseconds): the clock, the kernel's generator reseeded with the host's
+ * randomness, the network (`ip -batch`, the one child, at work while the rest is done), hostname,
+ * machine id, /etc/environment, a new SSH host key and root's authorized key. stdin holds, each as "<length>\n<bytes>": the seed,
+ * the host key (OpenSSH private key), its public half, root's authorized key (empty: none), the
+ * environment file, and the `ip -batch` lines (empty: a machine without a NIC).
+ *
+ * sshd is not restarted for the new key: OpenSSH executes itself anew for every connection, and
+ * that process reads the host key and authorized keys from the files, so the next connection
+ * already meets the new key (a restart costs sshd's whole start, most of a second in an emulated
+ * guest). Only its SetEnv line (made from /etc/environment by sshd-start, as sshd starts) is read
+ * once: this waits until sshd runs (at once after a restore; at a first boot it keeps failing
+ * until a key exists, and its supervisor starts it again every half second), and when the line
+ * it was started with is not the one for the new /etc/environment, writes that one and has sshd
+ * read its settings again (SIGHUP: it executes itself under the same pid and writes its pid file
+ * once it listens), then waits for it again. (An sshd that started as the files were written may
+ * have read the old line: it is caught the same way.)
+ */
+static int identity_main(int argc, char **argv) {
+  if (argc != 8) usage("usage: identity HOSTNAME MACHINE_ID NANOSECONDS IP SSHD_PID_FILE SSHD_LOG SSHD_ENVIRONMENT_CONF < fields");
+  const char *hostname = argv[1], *machine_id = argv[2], *ip = argv[4], *pid_file = argv[5], *sshd_log = argv[6], *sshd_conf = argv[7];
+  size_t length, at = 0;
+  char *input = read_stdin((size_t)64 << 20, &length);
+  struct field seed = next_field(input, length, &at), host_key = next_field(input, length, &at), host_key_pub = next_field(input, length, &at),
+               authorized_key = next_field(input, length, &at), environment = next_field(input, length, &at),
+               network = next_field(input, length, &at);
+  umask(022);
+  set_clock(argv[3]);
+  reseed(seed.data, seed.length);
+  /* The network is configured (by ip, a dynamically linked program) while the files are written. */
+  pid_t network_pid = network.length ? start_network(ip, &network) : 0;
+  make_dir("/etc", 0755);
+  make_dir("/etc/ssh", 0755);
+  make_dir("/root", 0700);
+  make_dir("/root/.ssh", 0700);
+  if (chmod("/root/.ssh", 0700) < 0) fail("/root/.ssh");
+  write_file("/etc/environment", 0644, environment.data, environment.length, NULL);
+  write_file("/etc/hostname", 0644, hostname, strlen(hostname), "\n");
+  if (sethostname(hostname, strlen(hostname)) < 0) fail("sethostname");
+  char hosts[512];
+  int hosts_length = snprintf(hosts, sizeof(hosts), "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n", hostname);
+  if (hosts_length < 0 || (size_t)hosts_length >= sizeof(hosts)) usage("identity: hostname too long");
+  write_file("/etc/hosts", 0644, hosts, (size_t)hosts_length, NULL);
+  write_file("/etc/machine-id", 0644, machine_id, strlen(machine_id), "\n");
+  DIR *keys = opendir("/etc/ssh");
+  if (!keys) fail("/etc/ssh");
+  for (struct dirent *entry; (entry = readdir(keys));)
+    if (!strncmp(entry->d_name, "ssh_host_", 9) && unlinkat(dirfd(keys), entry->d_name, 0) < 0 && errno != ENOENT) fail(entry->d_name);
+  closedir(keys);
+  write_file("/etc/ssh/ssh_host_ed25519_key", 0600, host_key.data, host_key.length, NULL);
+  write_file("/etc/ssh/ssh_host_ed25519_key.pub", 0644, host_key_pub.data, host_key_pub.length, "\n");
+  if (authorized_key.length) write_file("/root/.ssh/authorized_keys", 0600, authorized_key.data, authorized_key.length, "\n");
+  else if (unlink("/root/.ssh/authorized_keys") < 0 && errno != ENOENT) fail("/root/.ssh/authorized_keys");
+  if (network_pid) finish_network(ip, network_pid);
+  /* The SetEnv line sshd is to serve, and the one it read when it started (sshd-start wrote it). */
+  struct field expected = {0};
+  FILE *line = open_memstream((char **)&expected.data, &expected.length);
+  if (!line) fail("open_memstream");
+  write_sshd_environment("/etc/environment", line);
+  if (fclose(line) != 0) fail("open_memstream");
+  if (!wait_for_sshd(pid_file, sshd_log)) return 1;
+  if (!file_holds(sshd_conf, &expected)) {
+    write_file(sshd_conf, 0644, expected.data, expected.length, NULL);
+    pid_t sshd = read_pid(pid_file);
+    if (unlink(pid_file) < 0 && errno != ENOENT) fail(pid_file);
+    if (kill(sshd, SIGHUP) < 0) fail("kill sshd");
+    if (!wait_for_sshd(pid_file, sshd_log)) return 1;
+  }
+  free(input);
+  return 0;
+}
+
+/* ---- memory-sink, memory-source (host side) ------------------------------------------------ */
+
+/*
+ * A machine's memory moves between QEMU and its snapshot file through a socket (QEMU, chrooted
+ * and barred from starting processes, can open no file of its own): these copy it in a process of
+ * their own, at the disk's speed, where copying it through the worker's event loop ran at a
+ * fraction of that.
+ */
+static int memory_sink_main(int argc, char **argv) {
+  if (argc != 2) usage("usage: memory-sink FILE < stream");
+  int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) fail(argv[1]);
+  size_t size = 4 << 20;
+  char *buffer = malloc(size);
+  if (!buffer) fail("malloc");
+  for (;;) {
+    ssize_t n = read(STDIN_FILENO, buffer, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("read");
+    if (n == 0) break;
+    write_all(fd, buffer, (size_t)n);
+  }
+  if (close(fd) < 0) fail(argv[1]);
+  return 0;
+}
+
+static int memory_source_main(int argc, char **argv) {
+  if (argc != 2) usage("usage: memory-source FILE > stream");
+  signal(SIGPIPE, SIG_IGN);
+  int fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(argv[1]);
+  for (;;) {
+    ssize_t n = sendfile(STDOUT_FILENO, fd, NULL, 1 << 30);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) return 3;
+    if (n < 0) fail("sendfile");
+    if (n == 0) return 0;
+  }
 }
 
 /* ---- prepare-tree (host side) ------------------------------------------------------------- */
@@ -693,7 +971,7 @@ static int prepare_tree_main(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) usage("usage: arbor-guest exec|supervise|kill-tree|sshd-environment|reseed|set-clock|prepare-tree ...");
+  if (argc < 2) usage("usage: arbor-guest exec|supervise|kill-tree|sshd-environment|reseed|set-clock|identity|memory-sink|memory-source|prepare-tree ...");
   const char *applet = argv[1];
   argc--;
   argv++;
@@ -703,6 +981,9 @@ int main(int argc, char **argv) {
   if (!strcmp(applet, "reseed")) return reseed_main();
   if (!strcmp(applet, "sshd-environment")) return sshd_environment_main(argc, argv);
   if (!strcmp(applet, "set-clock")) return set_clock_main(argc, argv);
+  if (!strcmp(applet, "identity")) return identity_main(argc, argv);
+  if (!strcmp(applet, "memory-sink")) return memory_sink_main(argc, argv);
+  if (!strcmp(applet, "memory-source")) return memory_source_main(argc, argv);
   if (!strcmp(applet, "prepare-tree")) return prepare_tree_main(argc, argv);
   usage("unknown command");
   return 2;

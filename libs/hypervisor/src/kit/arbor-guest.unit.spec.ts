@@ -1,5 +1,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileGuestHelper } from './guest-helper-build';
@@ -79,6 +81,42 @@ describe('the guest helper', () => {
     const refused = spawnSync(helper, ['prepare-tree', root], { encoding: 'utf8' });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/has 2 hard links, only 1 of them inside the tree/);
+  });
+
+  it('copies a memory stream from a socket into a file and sends a file into a socket, byte for byte', async () => {
+    const memory = randomBytes(3 * 1024 * 1024 + 17); // more than one of the sink's reads
+    const socketPath = join(dir, 'migration.sock');
+    const received = join(dir, 'received.bin');
+    // QEMU's side of a save: it connects and writes its stream; the sink is handed the accepted socket.
+    const server = createServer({ pauseOnConnect: true });
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    const sunk = new Promise<number | null>((resolve) =>
+      server.once('connection', (socket) => spawn(helper, ['memory-sink', received], { stdio: [socket, 'ignore', 'inherit'] }).once('exit', (code) => resolve(code))),
+    );
+    const writer = connect(socketPath);
+    writer.end(memory);
+    expect(await sunk).toBe(0);
+    server.close();
+    expect(readFileSync(received).equals(memory)).toBe(true);
+    expect(statSync(received).mode & 0o777).toBe(0o600);
+
+    // A restore: the source sends the file into a connection to the listening side.
+    const reader = createServer();
+    const read = new Promise<Buffer>((resolve) =>
+      reader.once('connection', (socket) => {
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk)).once('end', () => resolve(Buffer.concat(chunks)));
+      }),
+    );
+    await new Promise<void>((resolve) => reader.listen(join(dir, 'incoming.sock'), resolve));
+    const connection = await new Promise<Socket>((resolve) => {
+      const socket = connect(join(dir, 'incoming.sock'), () => resolve(socket));
+    });
+    const sent = await new Promise<number | null>((resolve) => spawn(helper, ['memory-source', received], { stdio: ['ignore', connection, 'inherit'] }).once('exit', resolve));
+    connection.end();
+    expect(sent).toBe(0);
+    expect((await read).equals(memory)).toBe(true);
+    reader.close();
   });
 
   it("ships an init and an sshd start that the kit's shell can parse", () => {

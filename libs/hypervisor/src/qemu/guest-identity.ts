@@ -3,37 +3,12 @@ import type { MachineIdentity } from '../hypervisor-driver.port';
 import { formatEnvironmentFile } from '../guest-environment';
 import type { GuestAgentClient } from './guest-agent-client';
 import { newOpenSshHostKey } from '../host/openssh-key';
-import { SSHD_LOG, SSHD_PID_FILE } from '../kit/kit-files';
+import { SSHD_ENVIRONMENT_CONF, SSHD_LOG, SSHD_PID_FILE } from '../kit/kit-files';
 import { KIT_PATHS, kitShell } from '../kit/kit-paths';
-import { runInGuestOrFail } from './guest-command';
+import { runInGuest, runInGuestOrFail } from './guest-command';
 
-/**
- * Makes the guest this machine: its network (MAC and addresses, when it has a NIC), hostname, a
- * new machine-id, a new SSH host key, root's authorized key and /etc/environment, and the host's
- * time (a restored guest's clock stands where the snapshot left it). Run after the first boot and
- * after every restore, so machines started from one snapshot never share an identity or an
- * address. Everything runs on the guest kit (its busybox, ip and helper), so an image without a
- * shell or iproute2 gets its identity too, and in one guest program: every process started in an
- * emulated guest costs on the order of 100 ms. Everything that can be is made on the host, where
- * it costs microseconds: the machine id, the randomness and the SSH host key pair (in-process,
- * newOpenSshHostKey, not an ssh-keygen process), which comes on stdin, never on a command line.
- * The clock is set through the kit's helper (the agent's own guest-set-time wants the image's
- * hwclock, and costs an agent round trip of its own). sshd is stopped, its supervisor starts
- * it again with the new host key, and the script waits until the new one has written its pid
- * file, which sshd does once it listens (read, tested and signalled with the shell's builtins:
- * only the 0.1 s sleeps between looks are processes; at least 120 s before it gives up): a restored machine's sshd was the source's, with the
- * source's key, and at a first boot sshd keeps failing until a key exists. (Not an ssh-keyscan: a
- * key exchange in an emulated guest on a loaded host can take longer than any sensible per-try
- * timeout.)
- *
- * First the kernel's random number generator: a machine restored from memory starts with the
- * snapshot's generator state, exactly like every sibling restored from it, and the kernel reseeds
- * only once a minute; until then all of them draw the same bytes. So the host's randomness (the
- * first line of stdin) is mixed in and the generator reseeded at once (the helper's reseed). The
- * second and third lines are the host key (base64) and its public half; the rest of stdin is
- * /etc/environment.
- */
-const APPLY_IDENTITY = `hostname=$1 machine_id=$2 authorized_key=$3 network=$4 now_ns=$5
+/** The identity as kits before `arbor-guest identity` make it: the same steps, each a process of the kit's busybox. */
+const APPLY_IDENTITY_SCRIPT = `hostname=$1 machine_id=$2 authorized_key=$3 network=$4 now_ns=$5
 bb=${KIT_PATHS.busybox}
 ${KIT_PATHS.helper} set-clock "$now_ns" || exit 1
 if [ -n "$network" ]; then printf '%s' "$network" | ${KIT_PATHS.ip} -batch - || exit 1; fi
@@ -66,6 +41,31 @@ until sshd=; { read -r sshd < ${SSHD_PID_FILE}; } 2>/dev/null; [ -n "$sshd" ] &&
   $bb sleep 0.1
 done`;
 
+/**
+ * Makes the guest this machine: its network (MAC and addresses, when it has a NIC), hostname, a
+ * new machine-id, a new SSH host key, root's authorized key and /etc/environment, and the host's
+ * time (a restored guest's clock stands where the snapshot left it). Run after the first boot and
+ * after every restore, so machines started from one snapshot never share an identity or an
+ * address. It is one process of the guest kit, `arbor-guest identity` (arbor-guest.c), with
+ * `ip -batch` its one child: nothing is done by a shell and its tools. Everything that can be is
+ * made on the host, where it costs microseconds: the machine id, the randomness and the SSH host
+ * key pair (in-process, newOpenSshHostKey, not an ssh-keygen process), which comes on stdin, never
+ * on a command line.
+ *
+ * sshd is not restarted for the new host key: OpenSSH executes itself anew for each connection and
+ * that process reads the key from its file, so the next connection meets the new key (a restart
+ * cost most of a second of an emulated guest). It is told to read its settings again only when
+ * /etc/environment changed (its SetEnv line), and waited for until it listens again; at a first
+ * boot, where it keeps failing until a key exists, the helper waits until it runs.
+ *
+ * First the kernel's random number generator: a machine restored from memory starts with the
+ * snapshot's generator state, exactly like every sibling restored from it, and the kernel reseeds
+ * only once a minute; until then all of them draw the same bytes. So the host's randomness is
+ * mixed in and the generator reseeded at once.
+ *
+ * A machine whose kit predates the helper's `identity` (a snapshot taken before it) gets the same
+ * identity from the script below, run by the kit's shell.
+ */
 export async function applyGuestIdentity(
   agent: GuestAgentClient,
   identity: MachineIdentity,
@@ -77,13 +77,23 @@ export async function applyGuestIdentity(
   const seed = randomBytes(32).toString('hex');
   const hostKey = newOpenSshHostKey(`root@${identity.hostname}`);
   const now = String(BigInt(Date.now()) * 1_000_000n);
+  const fields = [seed, hostKey.privateKey, hostKey.publicKey, identity.ssh_authorized_key ?? '', formatEnvironmentFile(env), networkBatch ?? ''];
+  // Polled closely for as long as it usually runs under emulation: a machine is ready the moment it ends.
+  const quickRounds = 200;
+  const result = await runInGuest(
+    agent,
+    [KIT_PATHS.helper, 'identity', identity.hostname, machineId, now, KIT_PATHS.ip, SSHD_PID_FILE, SSHD_LOG, SSHD_ENVIRONMENT_CONF],
+    Buffer.concat(fields.map((field) => Buffer.from(field)).flatMap((field) => [Buffer.from(`${field.length}\n`), field])),
+    quickRounds,
+  );
+  if (result.exit_code === 0) return;
+  if (!(result.exit_code === 2 && result.stderr.includes('unknown command'))) {
+    throw new Error(`arbor-guest identity exited ${result.exit_code}: ${result.stderr.toString().trim()}`);
+  }
   await runInGuestOrFail(
     agent,
-    kitShell(APPLY_IDENTITY, 'arbor-identity', identity.hostname, machineId, identity.ssh_authorized_key ?? '', networkBatch ?? '', now),
+    kitShell(APPLY_IDENTITY_SCRIPT, 'arbor-identity', identity.hostname, machineId, identity.ssh_authorized_key ?? '', networkBatch ?? '', now),
     Buffer.from(`${seed}\n${Buffer.from(hostKey.privateKey).toString('base64')}\n${hostKey.publicKey}\n${formatEnvironmentFile(env)}`),
-    // Polled closely for as long as it usually runs under emulation (a few seconds): a machine is
-    // ready the moment it ends.
-    200,
+    quickRounds,
   );
 }
-

@@ -22,6 +22,8 @@ export interface CaptureContext {
   snapshots: QemuSnapshotStore;
   /** The disk a machine's chain ends in (its image's), onto which a layer is flattened once its chain is too long. */
   baseDisk: (record: QemuMachineRecord) => Promise<BaseDisk>;
+  /** The host's kit helper (arbor-guest.c), which writes the memory into the snapshot's file. */
+  helper: () => Promise<string>;
   log: (line: string) => void;
 }
 
@@ -33,7 +35,7 @@ export interface BaseDisk {
 
 /**
  * Captures a live machine into the snapshot `snapshot_id`: memory + disk at one instant (see
- * checkpoint), then the frozen disk layer published under the snapshot. A machine that was paused,
+ * checkpoint), then the captured disk layer published under the snapshot. A machine that was paused,
  * or is to stay paused, never runs: it is left as the migration left it (`captured` in its
  * record), and resume does the rest. Call under the machine's lock.
  */
@@ -59,23 +61,23 @@ export async function captureMachine(
   }
   const wasRunning = state === 'running';
   const staysPaused = !wasRunning || options.keep_paused === true;
-  const frozenLayer = record.disk;
+  const capturedLayer = record.disk;
   const onNewTop: QemuMachineRecord = { ...record, disk: layout.layerPath(record.next_layer), next_layer: record.next_layer + 1 };
   await checkpoint(context, machine, snapshot_id, onNewTop, staysPaused);
 
-  // The frozen layer is immutable from now on: publish it under the snapshot without moving the
+  // The captured layer is immutable from now on: publish it under the snapshot without moving the
   // file QEMU has open (a hard link), or as a flattened copy when the chain got too long.
   const snapshotDisk = snapshots.diskPath(snapshot_id);
   let depth = record.depth + 1;
   if (depth > MAX_CHAIN_DEPTH) {
     const base = await context.baseDisk(record);
-    await flattenOnto(frozenLayer, base.path, snapshotDisk, base.format);
+    await flattenOnto(capturedLayer, base.path, snapshotDisk, base.format);
     depth = 1;
   } else {
-    await linkOrCopy(frozenLayer, snapshotDisk);
+    await linkOrCopy(capturedLayer, snapshotDisk);
   }
   // Immutable from now on, and no longer QEMU's: it may still read it (its backing), never write it.
-  await sealLayer(frozenLayer);
+  await sealLayer(capturedLayer);
   const info: SnapshotInfo = {
     snapshot_id,
     source_vm_id: record.vm_id,
@@ -91,22 +93,26 @@ export async function captureMachine(
     accel: record.accel,
     env: record.env,
     depth,
-    frozen: wasRunning,
+    frozen: false,
     nic: Boolean(record.nic),
     image_id: record.image_id ?? null,
     kit_disk: record.kit_disk ?? null,
   });
-  const captured = staysPaused ? { snapshot_id, frozen: wasRunning } : undefined;
+  const captured = staysPaused ? { snapshot_id, frozen: false } : undefined;
   await layout.writeRecord({ ...onNewTop, depth, captured });
   log(`qemu: ${record.vm_id} committed to ${snapshot_id} (chain depth ${depth}${staysPaused ? ', left paused' : ''})`);
   return info;
 }
 
 /**
- * Memory + disk at one instant: freeze the guest's file systems (so the disk layer is clean on its
- * own too), stop, take the external disk snapshot (the current top becomes immutable and the
- * machine goes on on `onNewTop.disk`), migrate the memory to the snapshot's file, then, unless it
- * stays paused, continue and thaw.
+ * Memory + disk at one instant: stop (QEMU drains the disk's requests; those still in the guest's
+ * queues travel with the memory), take the external disk snapshot (the current top becomes
+ * immutable and the machine goes on on `onNewTop.disk`), migrate the memory to the snapshot's
+ * file, then, unless it stays paused, continue. The guest's file systems are not frozen: a layer
+ * is only ever used with the memory captured with it, which holds everything the guest had not
+ * yet written (as a live migration does), so freezing bought nothing but a write stall in the
+ * source and a thaw in every machine restored from it. (The layer alone is as a disk after a power
+ * cut: journaled, not clean.)
  *
  * Each step that changes the machine registers its undo; when a later step fails they run newest
  * first and the machine is left as it was, with one exception: once the disk snapshot is taken the
@@ -114,8 +120,8 @@ export async function captureMachine(
  * (retired, without a snapshot) and the chain stays whole.
  */
 async function checkpoint(
-  { snapshots, log }: CaptureContext,
-  { qmp, agent, layout, record, state }: LiveMachine,
+  { snapshots, helper, log }: CaptureContext,
+  { qmp, layout, record, state }: LiveMachine,
   snapshot_id: string,
   onNewTop: QemuMachineRecord,
   staysPaused: boolean,
@@ -128,6 +134,7 @@ async function checkpoint(
   // layer is linked there once captured), so no header ever points into a machine directory.
   await createOverlayOnFuture(onNewTop.disk, snapshotDisk, record.fs_size_mib);
   await handToQemu(onNewTop.disk); // QEMU opens it, as its own user, at blockdev-snapshot-sync
+  const memoryWriter = await helper();
   const undo = new UndoStack();
   const discardFiles = undo.push(async () => {
     await rm(snapshotDir, { recursive: true, force: true });
@@ -135,11 +142,8 @@ async function checkpoint(
   });
   try {
     await allowFastMigration(qmp);
-    let thawed: (() => void) | undefined;
     let continued: (() => void) | undefined;
     if (state === 'running') {
-      await agent.request('guest-fsfreeze-freeze');
-      thawed = undo.push(() => agent.request('guest-fsfreeze-thaw', undefined, 10_000));
       await qmp.execute('stop');
       continued = undo.push(() => qmp.execute('cont'));
     }
@@ -156,14 +160,12 @@ async function checkpoint(
       await layout.writeRecord({ ...onNewTop, depth: record.depth + 1 });
     });
     await layout.writeRecord(onNewTop);
-    await saveMemory(qmp, snapshots.memoryPath(snapshot_id), layout.migrationSocket());
+    await saveMemory(qmp, snapshots.memoryPath(snapshot_id), layout.migrationSocket(), memoryWriter);
     // Migration leaves the disks inactive, and only `cont` re-activates them (QEMU 7.2): a
     // machine that stays paused is left so until resume.
     if (!staysPaused) {
       await qmp.execute('cont');
       continued?.();
-      await agent.request('guest-fsfreeze-thaw');
-      thawed?.();
     }
   } catch (error) {
     await undo.unwind((failure) => log(`qemu: undoing the failed commit of ${record.vm_id} to ${snapshot_id}: ${failure}`));

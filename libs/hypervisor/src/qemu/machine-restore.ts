@@ -26,6 +26,8 @@ export async function restoreMachine(
   spec: SnapshotMachineSpec,
   /** Still being made (the host's port and rules) while the disk is: QEMU needs both at its start. */
   networkReady: Promise<GuestNetwork>,
+  /** The host's kit helper (arbor-guest.c), which sends the snapshot's memory to QEMU. */
+  helper: string,
 ): Promise<QemuMachineRecord> {
   const { info } = snapshot;
   const disk = layout.layerPath(0);
@@ -51,7 +53,7 @@ export async function restoreMachine(
   };
   const record = await launchMachine(connections, layout, image, machine, true);
   const qmp = await connections.qmp(layout);
-  await loadMemory(qmp, snapshots.memoryPath(info.snapshot_id), layout.migrationSocket(), record.process);
+  await loadMemory(qmp, snapshots.memoryPath(info.snapshot_id), layout.migrationSocket(), record.process, helper);
   await qmp.execute('cont');
   const agent = connections.agent(layout);
   if (snapshot.frozen) await agent.request('guest-fsfreeze-thaw');

@@ -1,7 +1,6 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { spawn, type StdioOptions } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
-import { pipeline } from 'node:stream/promises';
 import { isAlive, type ProcessIdentity } from '../host/process-identity';
 import { sleep } from '../host/sleep';
 import { handToQemu } from './qemu-confinement';
@@ -22,17 +21,22 @@ export async function allowFastMigration(qmp: QmpClient): Promise<void> {
 }
 
 /**
- * Writes the machine's memory and device state to `file` and waits until it is complete and on
- * disk. QEMU may not start processes (-sandbox spawn=deny, so no `exec:cat`) and, once it runs as
- * its own user, cannot open the snapshot directory: it streams into `socket`, which this process
- * listens on and copies into the file. Afterwards QEMU is in `postmigrate`: its disks are inactive
- * until `cont`.
+ * Writes the machine's memory and device state to `file` and waits until it is complete. QEMU may
+ * not start processes (-sandbox spawn=deny, so no `exec:cat`) and, once it runs as its own user,
+ * cannot open the snapshot directory: it streams into `socket`, which this process listens on and
+ * hands, unread (pauseOnConnect), to the kit helper's `memory-sink` (`helper`, arbor-guest.c),
+ * which copies it into the file at the disk's speed. Afterwards QEMU is in `postmigrate`: its
+ * disks are inactive until `cont`.
  */
-export async function saveMemory(qmp: QmpClient, file: string, socket: QemuSocket): Promise<void> {
+export async function saveMemory(qmp: QmpClient, file: string, socket: QemuSocket, helper: string): Promise<void> {
   await rm(socket.host, { force: true });
-  const server = createServer();
+  const server = createServer({ pauseOnConnect: true });
   const written = new Promise<void>((resolve, reject) => {
-    server.once('connection', (stream) => pipeline(stream, createWriteStream(file, { mode: 0o600 })).then(resolve, reject));
+    server.once('connection', (stream) => {
+      runHelper(helper, ['memory-sink', file], [stream, 'ignore', 'pipe'])
+        .finally(() => stream.destroy())
+        .then(resolve, reject);
+    });
   });
   written.catch(() => undefined); // awaited only once QEMU reports the migration complete
   await new Promise<void>((resolve, reject) => {
@@ -57,10 +61,10 @@ export async function saveMemory(qmp: QmpClient, file: string, socket: QemuSocke
 
 /**
  * Loads memory saved by saveMemory into a QEMU started with `-incoming defer`: QEMU listens on
- * `socket`, this process sends the file. Waits until it is loaded (the machine stays paused until
- * `cont`).
+ * `socket`, the kit helper's `memory-source` sends the file (sendfile) over this process's
+ * connection. Waits until it is loaded (the machine stays paused until `cont`).
  */
-export async function loadMemory(qmp: QmpClient, file: string, socket: QemuSocket, qemu: ProcessIdentity): Promise<void> {
+export async function loadMemory(qmp: QmpClient, file: string, socket: QemuSocket, qemu: ProcessIdentity, helper: string): Promise<void> {
   await rm(socket.host, { force: true });
   await qmp.execute('migrate-incoming', { uri: `unix:${socket.inside}` });
   const stream = await new Promise<Socket>((resolve, reject) => {
@@ -69,7 +73,7 @@ export async function loadMemory(qmp: QmpClient, file: string, socket: QemuSocke
     connection.once('error', reject);
   });
   // QEMU may close its end once it has read the end of the stream: only the load's outcome counts.
-  const sent = pipeline(createReadStream(file), stream).catch((error: Error) => error);
+  const sent = runHelper(helper, ['memory-source', file], ['ignore', stream, 'pipe']).catch((error: Error) => error);
   try {
     for (;;) {
       const { status } = await qmp.execute<{ status: string }>('query-status');
@@ -81,4 +85,21 @@ export async function loadMemory(qmp: QmpClient, file: string, socket: QemuSocke
     stream.destroy();
     await rm(socket.host, { force: true });
   }
+}
+
+/**
+ * Runs the kit helper with `stdio`; fails with what it said on stderr unless it exits 0. Waits for
+ * its exit, not for the socket it was handed to close (that is QEMU's to close, or the caller's).
+ */
+function runHelper(helper: string, args: string[], stdio: StdioOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(helper, args, { stdio });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const stderrRead = new Promise((done) => (child.stderr ? child.stderr.once('close', done) : done(undefined)));
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      void stderrRead.then(() => (code === 0 ? resolve() : reject(new Error(`${args[0]} exited ${code ?? signal}: ${stderr.trim()}`))));
+    });
+  });
 }

@@ -41,7 +41,7 @@ import { KIT_PATHS } from '../kit/kit-paths';
 import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
 import type { NetworkLease } from '../network/network-leases';
 import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
-import { SSH_ANSWER_TIMEOUT_MS, waitUntilSshAnswers } from '../network/ssh-readiness';
+import { SSH_ANSWER_TIMEOUT_MS, waitUntilAddressAnswers, waitUntilSshAnswers } from '../network/ssh-readiness';
 import type { GuestAgentClient } from './guest-agent-client';
 import { runInGuestOrFail } from './guest-command';
 import { execInGuest } from './guest-exec';
@@ -109,7 +109,7 @@ export class QemuDriver implements HypervisorDriver {
       baseImage: () => this.baseImage(),
       log: this.log,
     });
-    this.capture = { snapshots: this.snapshots, baseDisk: (record) => this.baseDisk(record.image_id ?? null), log: this.log };
+    this.capture = { snapshots: this.snapshots, baseDisk: (record) => this.baseDisk(record.image_id ?? null), helper: () => this.hostHelper(), log: this.log };
     this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, options.stateDir, this.log);
     this.images = new ImageStore(resolve(options.imageDir ?? `${options.snapshotDir}.images`));
   }
@@ -191,12 +191,14 @@ export class QemuDriver implements HypervisorDriver {
       attached.catch(() => undefined); // awaited below; a failure there is the restore's
       const networkReady = attached.then((lease) => this.guestNetwork(lease));
       networkReady.catch(() => undefined);
-      const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, networkReady).catch(async (error) => {
+      const helper = await this.hostHelper();
+      const record = await restoreMachine(this.connections, this.snapshots, layout, image, snapshot, spec, networkReady, helper).catch(async (error) => {
         await attached.catch(() => undefined); // settled before the clean-up's detach, which must come after it
         throw error;
       });
       const lease = await attached;
-      await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
+      // Its sshd was captured listening and runs on (guest-identity.ts): its new address answering is enough.
+      await waitUntilAddressAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS);
       this.log(`qemu: machine ${spec.vm_id} restored from ${snapshot_id} (pid ${record.process.pid}, ${lease.ipv6}, ${lease.ipv4})`);
       return { vm_id: spec.vm_id, state: 'running', pid: record.process.pid, addresses: addressesOf(lease) };
     });
@@ -351,6 +353,11 @@ export class QemuDriver implements HypervisorDriver {
   }
 
   /** The disk a machine's chain ends in: the default image's, or a built image's ext4. */
+  /** The guest kit's static helper, which the host runs too (memory in and out of snapshots, image checks). */
+  private async hostHelper(): Promise<string> {
+    return (await ensureGuestKit(this.options.cacheDir, this.log)).helper;
+  }
+
   private async baseDisk(image_id: string | null): Promise<BaseDisk> {
     if (!image_id) return { path: (await this.baseImage()).disk, format: 'qcow2' };
     return { path: this.images.path(image_id, IMAGE_DISK), format: 'raw' };
@@ -365,10 +372,10 @@ export class QemuDriver implements HypervisorDriver {
    */
   async buildImage(spec: ImageBuildSpec, onProgress?: ImageBuildProgress): Promise<ImageInfo> {
     await this.baseImage(); // the kernel and initramfs its machines boot with, and the kit
-    const kit = await ensureGuestKit(this.options.cacheDir, this.log);
+    const helper = await this.hostHelper();
     return this.images.build(spec.image_id, async (scratch) => {
       onProgress?.('configuring', 'checking the root filesystem');
-      const { bytes, entries } = await checkRootTree(kit.helper, spec.rootfs_dir);
+      const { bytes, entries } = await checkRootTree(helper, spec.rootfs_dir);
       const size_mib = imageSizeMib(bytes, spec.extra_size_mib);
       onProgress?.('creating_disk', `an ext4 disk of ${size_mib} MiB`);
       const disk = join(scratch, IMAGE_DISK);

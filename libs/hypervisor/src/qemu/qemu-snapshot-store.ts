@@ -14,7 +14,7 @@ export interface QemuSnapshotRecord {
   env: Record<string, string>;
   /** Snapshot layers from this one's disk down to the base image (1 = backed by the base). */
   depth: number;
-  /** The guest's file systems were frozen in the capture: restored machines thaw them first. */
+  /** The guest's file systems were frozen in the capture (commits before captures stopped freezing them): restored machines thaw them first. */
   frozen: boolean;
   /**
    * The source had a NIC, so machines restored from it get one (their own tap and addresses).

@@ -175,8 +175,9 @@ export function describeImageContract(driverName: string, open: () => Promise<Hy
         expect(seenKey.split(' ')[1]).toBe(hostKey);
       }, slow);
 
-      it('commits the machine and starts a branch child from the commit, with its own identity', async () => {
+      it('commits the machine and starts a branch child from the commit, with its own identity, served over SSH', async () => {
         const vm = spec.vm_id;
+        child.identity = { ...child.identity, ssh_authorized_key: key.publicKey };
         await driver.writeFile(vm, '/root/before-commit', Buffer.from('kept'));
         await driver.commit(vm, snapshotId);
         snapshots.push(snapshotId);
@@ -191,6 +192,10 @@ export function describeImageContract(driverName: string, open: () => Promise<Hy
         expect(await stdoutOf(driver, child.vm_id, { argv: ['sh', '-c', 'uname -n; echo "$CHILD"'] })).toBe(`${child.identity.hostname}\nyes\n`);
         const hostKey = (vmId: string) => stdoutOf(driver, vmId, { argv: ['cat', '/etc/ssh/ssh_host_ed25519_key.pub'] });
         expect(await hostKey(child.vm_id)).not.toBe(await hostKey(vm));
+        // Its sshd (restored from the source's memory) serves the child's host key and environment.
+        const [vars, seenKey] = (await overSsh(started.addresses!.ipv6, key.path, 'echo "$CHILD|$IMAGE_VAR"; cat /etc/ssh/ssh_host_ed25519_key.pub')).split('\n');
+        expect(vars).toBe('yes|');
+        expect(seenKey).toBe((await hostKey(child.vm_id)).trim());
       }, slow);
 
       it('refuses to delete the image while a machine or a snapshot uses it, and deletes it once none does', async () => {
