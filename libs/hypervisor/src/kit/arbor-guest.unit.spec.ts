@@ -91,7 +91,12 @@ describe('the guest helper', () => {
     const server = createServer({ pauseOnConnect: true });
     await new Promise<void>((resolve) => server.listen(socketPath, resolve));
     const sunk = new Promise<number | null>((resolve) =>
-      server.once('connection', (socket) => spawn(helper, ['memory-sink', received], { stdio: [socket, 'ignore', 'inherit'] }).once('exit', (code) => resolve(code))),
+      server.once('connection', (socket) =>
+        spawn(helper, ['memory-sink', received], { stdio: [socket, 'ignore', 'inherit'] }).once('exit', (code) => {
+          socket.destroy(); // this process's copy of the connection, never read
+          resolve(code);
+        }),
+      ),
     );
     const writer = connect(socketPath);
     writer.end(memory);
@@ -113,7 +118,7 @@ describe('the guest helper', () => {
       const socket = connect(join(dir, 'incoming.sock'), () => resolve(socket));
     });
     const sent = await new Promise<number | null>((resolve) => spawn(helper, ['memory-source', received], { stdio: ['ignore', connection, 'inherit'] }).once('exit', resolve));
-    connection.end();
+    connection.destroy();
     expect(sent).toBe(0);
     expect((await read).equals(memory)).toBe(true);
     reader.close();
