@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { AggregateRepository, defaultWorkerConcurrency, EventSecrets, loadDeployConfig, loadImageSettings, loadResourceSettings, type DeployConfig, type ImageSettings, type ResourceSettings } from '@arbor/application';
+import { AggregateRepository, defaultWorkerConcurrency, FinishedPrefixQueue, EventSecrets, loadDeployConfig, loadImageSettings, loadResourceSettings, type DeployConfig, type ImageSettings, type ResourceSettings } from '@arbor/application';
 import { aggregateOfStream, type AnyAggregate } from '@arbor/domain';
 import type { AllSubscription, EventStore } from '@arbor/event-store';
 import { Slots, type HypervisorDriver } from '@arbor/hypervisor';
@@ -68,7 +68,7 @@ export class VmWorker {
   /** Machine operations in flight (see StreamReactor.machineWork). */
   private readonly machines: Slots;
   /** Events taken from the log whose reaction may not have finished, in log order. */
-  private readonly inFlight: { position: number; done: Promise<void>; finished: boolean }[] = [];
+  private readonly inFlight = new FinishedPrefixQueue<{ position: number; done: Promise<void>; finished: boolean }>();
   private position: number | null = null;
   private subscription: AllSubscription | null = null;
   private following: Promise<void> | null = null;
@@ -151,7 +151,7 @@ export class VmWorker {
 
   /** Resolves when every event taken so far has been reacted to (for tests and benchmarks). */
   async idle(): Promise<void> {
-    await Promise.allSettled(this.inFlight.map((f) => f.done));
+    await Promise.allSettled(this.inFlight.pending().map((f) => f.done));
   }
 
   private async follow(subscription: AllSubscription): Promise<void> {
@@ -205,12 +205,9 @@ export class VmWorker {
 
   /** Moves the checkpoint past the longest finished prefix of in-flight events. */
   private saveCheckpoint(): Promise<void> {
-    let advanced = false;
-    while (this.inFlight.length && this.inFlight[0].finished) {
-      this.position = this.inFlight.shift()!.position;
-      advanced = true;
-    }
-    if (!advanced && !this.stopped) return this.saving;
+    const finished = this.inFlight.takeFinished();
+    if (finished.length) this.position = finished[finished.length - 1].position;
+    if (!finished.length && !this.stopped) return this.saving;
     const state = { position: this.position, streams: [...this.known] };
     this.saving = this.saving
       .then(() => this.stateFile.write(state))

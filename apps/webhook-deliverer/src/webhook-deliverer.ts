@@ -1,4 +1,4 @@
-import { AggregateRepository, causedBy, type JsonStateFile, presentEvent, webhookRetryDelayMs, webhookSignatureHeaders, type WebhookSettings } from '@arbor/application';
+import { AggregateRepository, causedBy, FinishedPrefixQueue, type JsonStateFile, presentEvent, webhookRetryDelayMs, webhookSignatureHeaders, type WebhookSettings } from '@arbor/application';
 import { WebhookDelivery } from '@arbor/domain';
 import type { AllSubscription, EventStore, RecordedEvent } from '@arbor/event-store';
 import { type Log, reportFollowerLag, silentLog, webhookAttempts, withLogContext } from '@arbor/observability';
@@ -75,7 +75,7 @@ export class WebhookDeliverer {
   private live = new WebhookRegistry();
   private saved = new WebhookRegistry();
   private position: number | null = null;
-  private readonly taken: TakenEvent[] = [];
+  private readonly taken = new FinishedPrefixQueue<TakenEvent>();
   private readonly lanes = new Map<string, WebhookLane>();
   private readonly deliveries = new Set<Promise<boolean>>();
   private readonly roomWaiters: (() => void)[] = [];
@@ -228,14 +228,12 @@ export class WebhookDeliverer {
 
   /** Moves the checkpoint past the longest prefix of taken events whose deliveries have all ended. */
   private saveCheckpoint(): Promise<void> {
-    let advanced = false;
-    while (this.taken.length && this.taken[0].finished) {
-      const entry = this.taken.shift()!;
+    const finished = this.taken.takeFinished();
+    for (const entry of finished) {
       entry.change?.(this.saved);
       this.position = entry.position;
-      advanced = true;
     }
-    if (!advanced) return this.saving;
+    if (!finished.length) return this.saving;
     const state = { position: this.position, webhooks: this.saved.all() };
     this.saving = this.saving
       .then(() => this.stateFile.write(state))

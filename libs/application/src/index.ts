@@ -10,6 +10,7 @@ export * from './edge-settings';
 export * from './image-settings';
 export * from './env-vars';
 export * from './event-envelope';
+export * from './finished-prefix-queue';
 export * from './event-presentation';
 export * from './identity';
 export * from './infrastructure';
