@@ -16,16 +16,24 @@ export async function waitUntilSshAnswers(address: string, timeoutMs: number, st
   await waitUntil(timeoutMs, stillAlive, (timeout) => sshBanner(address, timeout), `no SSH server answered on [${address}]:${SSH_PORT}`);
 }
 
+/** Where waitUntilAddressAnswers looks: a port nobody uses, then the SSH server's (tests pick their own). */
+export interface AnswerPorts {
+  unused: number;
+  ssh: number;
+}
+
 /**
  * Waits until the machine's TCP stack answers on `address`, from the host: a connection to a port
- * nobody uses (tcpmux, 1) refused by the guest's kernel (or accepted, should something listen there).
- * For a machine restored from memory, whose sshd was captured listening and is checked to run on
- * by its identity step (guest-identity.ts): what is left to see is that its new address is
- * reached. A connection to sshd would also do, but OpenSSH starts a new sshd for each one, a
- * fraction of a second of an emulated guest's CPU that the machine's first commands would wait for.
+ * nobody uses (tcpmux, 1) refused by the guest's kernel (or accepted, should something listen
+ * there); where nothing answers there within half a second (a firewall in the guest that drops
+ * all but SSH), a connection its sshd accepts. For a machine restored from memory, whose sshd was
+ * captured listening and is checked to run on by its identity step (guest-identity.ts): what is
+ * left to see is that its new address is reached. sshd is the second choice only: OpenSSH starts
+ * a new sshd for each connection, a fraction of a second of an emulated guest's CPU that the
+ * machine's first commands would wait for.
  */
-export async function waitUntilAddressAnswers(address: string, timeoutMs: number): Promise<void> {
-  await waitUntil(timeoutMs, async () => true, (timeout) => answered(address, timeout), `the machine did not answer on [${address}]`);
+export async function waitUntilAddressAnswers(address: string, timeoutMs: number, ports: AnswerPorts = { unused: UNUSED_PORT, ssh: SSH_PORT }): Promise<void> {
+  await waitUntil(timeoutMs, async () => true, (timeout) => answered(address, ports, timeout), `the machine did not answer on [${address}]`);
 }
 
 async function waitUntil(timeoutMs: number, stillAlive: () => Promise<boolean>, probe: (timeoutMs: number) => Promise<string>, failure: string): Promise<void> {
@@ -44,18 +52,22 @@ async function waitUntil(timeoutMs: number, stillAlive: () => Promise<boolean>, 
 const ANSWERED = 'answered';
 /** A port no image's service is expected on (tcpmux). */
 const UNUSED_PORT = 1;
+/** How long the unused port may stay silent before sshd's port is tried (a guest's kernel refuses at once). */
+const UNUSED_PORT_WAIT_MS = 500;
 
 /** The first line the server sends, or why there is none. */
 function sshBanner(address: string, timeoutMs: number): Promise<string> {
   return connectAndSee(address, SSH_PORT, timeoutMs, (socket, done) => socket.once('data', (data) => done(data.toString('latin1').split('\r\n')[0])));
 }
 
-/** ANSWERED once the guest accepts or refuses a connection to UNUSED_PORT, or why neither happened. */
-function answered(address: string, timeoutMs: number): Promise<string> {
-  return connectAndSee(address, UNUSED_PORT, timeoutMs, (socket, done) => {
+/** ANSWERED once the guest accepts or refuses a connection to `ports.unused`, or else accepts one on `ports.ssh`; otherwise why not. */
+async function answered(address: string, ports: AnswerPorts, timeoutMs: number): Promise<string> {
+  const unused = await connectAndSee(address, ports.unused, Math.min(timeoutMs, UNUSED_PORT_WAIT_MS), (socket, done) => {
     socket.once('connect', () => done(ANSWERED));
     socket.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNREFUSED' ? ANSWERED : error.message));
   });
+  if (unused === ANSWERED) return ANSWERED;
+  return connectAndSee(address, ports.ssh, timeoutMs, (socket, done) => socket.once('connect', () => done(ANSWERED)));
 }
 
 function connectAndSee(address: string, port: number, timeoutMs: number, watch: (socket: Socket, done: (answer: string) => void) => void): Promise<string> {
