@@ -14,7 +14,7 @@ const event = (i: number): NewEvent => ({
 });
 
 /** The floor: one fsync'd INSERT per transaction, in the same WAL/synchronous=FULL mode, on the same disk. */
-function openRawSqlite(file: string): { insert: (count: number) => number; close: () => void } {
+function openRawSqlite(file: string): { insert: (count: number) => Promise<number>; close: () => void } {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
@@ -22,12 +22,10 @@ function openRawSqlite(file: string): { insert: (count: number) => number; close
   const statement = db.prepare('INSERT INTO t (body) VALUES (?)');
   const body = JSON.stringify(event(0));
   return {
-    /** Makes `count` inserts, each its own transaction (one fsync each); returns the ms taken. */
-    insert(count) {
-      const start = process.hrtime.bigint();
+    /** Makes `count` inserts, each its own transaction (one fsync each); resolves to the ms taken. */
+    insert: async (count) => (await timed(async () => {
       for (let i = 0; i < count; i++) statement.run(body);
-      return Number(process.hrtime.bigint() - start) / 1e6;
-    },
+    }))[1],
     close: () => db.close(),
   };
 }
@@ -45,7 +43,7 @@ export async function benchEventStore(): Promise<void> {
     let rawMs = 0;
     let singleMs = 0;
     for (let round = 0; round < rounds; round++) {
-      rawMs += raw.insert(perRound);
+      rawMs += await raw.insert(perRound);
       singleMs += (
         await timed(async () => {
           for (let i = 0; i < perRound; i++) await store.append(`bench-${i % 100}`, [event(i)], 'any');

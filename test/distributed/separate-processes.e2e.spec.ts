@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { eventually } from '@arbor/hypervisor/testing';
 import { createPauseResumeDelete, type ProcessTrio, startProcessTrio, stopProcess } from '../support/processes';
 import { DEFAULT_BRIDGE, leaseOf, networkTracesOf } from '../support/vm-network';
 
@@ -59,7 +60,7 @@ describe('api, projector and vm-worker as separate processes', () => {
     expect(await driver.status(vmId)).toBeNull();
     expect(processExists(pid!)).toBe(false);
     // The driver hands a deleted machine's directory to its reaper, which unmounts behind the answer.
-    expect(await mountsNamingAfterReaping(vmId)).toEqual([]);
+    expect(await eventually(async () => mountsNaming(vmId), (mounts) => mounts.length === 0)).toEqual([]);
     expect(networkTracesOf(lease)).toEqual([]);
   }, 120_000);
 });
@@ -74,11 +75,9 @@ function processExists(pid: number): boolean {
   }
 }
 
-/** The host's mounts that name `vmId`, once none do or after 10 s (whichever comes first). */
-async function mountsNamingAfterReaping(vmId: string): Promise<string[]> {
-  const naming = () => readFileSync('/proc/self/mounts', 'utf8').split('\n').filter((line) => line.includes(vmId));
-  for (let attempt = 0; attempt < 100 && naming().length > 0; attempt++) await new Promise((r) => setTimeout(r, 100));
-  return naming();
+/** The host's mounts that name `vmId`. */
+function mountsNaming(vmId: string): string[] {
+  return readFileSync('/proc/self/mounts', 'utf8').split('\n').filter((line) => line.includes(vmId));
 }
 
 /** Which bridge the machine's port is on, and how many times the ruleset names its address. */

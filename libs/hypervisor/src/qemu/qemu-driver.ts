@@ -352,12 +352,12 @@ export class QemuDriver implements HypervisorDriver {
     });
   }
 
-  /** The disk a machine's chain ends in: the default image's, or a built image's ext4. */
   /** The guest kit's static helper, which the host runs too (memory in and out of snapshots, image checks). */
   private async hostHelper(): Promise<string> {
     return (await ensureGuestKit(this.options.cacheDir, this.log)).helper;
   }
 
+  /** The disk a machine's chain ends in: the default image's, or a built image's ext4. */
   private async baseDisk(image_id: string | null): Promise<BaseDisk> {
     if (!image_id) return { path: (await this.baseImage()).disk, format: 'qcow2' };
     return { path: this.images.path(image_id, IMAGE_DISK), format: 'raw' };

@@ -32,46 +32,21 @@ const FILL_CONCURRENCY = 1;
  * before its record was written is a directory with a disk and no record, which the driver tears
  * down like any dead machine.
  */
-export class DiskPool {
-  private readonly pool: ReadyPool<number>;
-
-  constructor(dir: string, options: DiskPoolOptions, private readonly log: (line: string) => void) {
-    this.pool = new ReadyPool(dir, { size: options.size, kind: options.sizeMib, concurrency: FILL_CONCURRENCY }, {
-      noun: 'spare disk',
-      make: (spare, sizeMib) => createMachineDisk(spare.diskImage, spare.disk, sizeMib),
-      destroy: destroySpare,
-      log,
-    });
+export class DiskPool extends ReadyPool<number> {
+  constructor(dir: string, options: DiskPoolOptions, log: (line: string) => void) {
+    super(dir, { noun: 'spare disk', size: options.size, kind: options.sizeMib, concurrency: FILL_CONCURRENCY }, log);
   }
 
-  /** Removes what an earlier run left in the pool's directory, then starts filling (if it has a size). */
-  start(): Promise<void> {
-    return this.pool.start();
+  protected build(spare: MachineLayout, sizeMib: number): Promise<void> {
+    return createMachineDisk(spare.diskImage, spare.disk, sizeMib);
   }
 
-  /** Removes every spare in the pool's directory that this pool is not keeping (all of them, once stopped). */
-  destroyLeftovers(): Promise<void> {
-    return this.pool.destroyLeftovers();
-  }
-
-  /** Stops filling and removes every spare (a claimed one is a machine's, and stays). */
-  stop(): Promise<void> {
-    return this.pool.stop();
-  }
-
-  /** Resolves once the pool holds its size of spares (benchmarks and tests wait for it). */
-  whenFull(): Promise<void> {
-    return this.pool.whenFull();
-  }
-
-  /** How many spares wait (tests). */
-  get spares(): number {
-    return this.pool.ready;
-  }
-
-  /** The driver is busy with a machine: a refill waits until it has been quiet a while. */
-  busy(): void {
-    this.pool.busy();
+  /** Unmounts the spare's disk, waits for its loop device to go, removes its files. */
+  protected async tearDown(spare: MachineLayout): Promise<void> {
+    const device = await diskDeviceOf(spare.disk);
+    await unmountAllUnder(spare.dir);
+    if (existsSync(spare.diskImage)) await releaseMachineDisk(spare.diskImage, device);
+    await rm(spare.dir, { recursive: true, force: true });
   }
 
   /**
@@ -80,28 +55,20 @@ export class DiskPool {
    * or none waiting), the caller makes the disk.
    */
   async claimInto(machineDir: string, sizeMib: number): Promise<boolean> {
-    if (this.pool.off) return false;
-    if (sizeMib !== this.pool.kind) {
-      this.pool.follow(sizeMib);
+    if (this.off) return false;
+    if (sizeMib !== this.kind) {
+      this.follow(sizeMib);
       return false;
     }
-    const id = this.pool.take();
+    const id = this.take();
     if (!id) return false;
     try {
-      await rename(join(this.pool.dir, id), machineDir);
+      await rename(join(this.dir, id), machineDir);
       return true;
     } catch (error) {
       this.log(`sandbox: claiming spare disk ${id} failed, formatting one: ${(error as Error).message}`);
-      await this.pool.destroy(id).catch(() => undefined);
+      await this.destroy(id).catch(() => undefined);
       return false;
     }
   }
-}
-
-/** Unmounts the spare's disk, waits for its loop device to go, removes its files. */
-async function destroySpare(spare: MachineLayout): Promise<void> {
-  const device = await diskDeviceOf(spare.disk);
-  await unmountAllUnder(spare.dir);
-  if (existsSync(spare.diskImage)) await releaseMachineDisk(spare.diskImage, device);
-  await rm(spare.dir, { recursive: true, force: true });
 }

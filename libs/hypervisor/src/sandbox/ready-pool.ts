@@ -5,18 +5,9 @@ import { isSafeId } from '../host/safe-id';
 import { sleep } from '../host/sleep';
 import { MachineLayout } from './machine-layout';
 
-/** What a ReadyPool keeps ready, and how to make and unmake one. */
-export interface ReadyItems<Kind> {
+export interface ReadyPoolOptions<Kind> {
   /** What one is called in the log ("warm machine", "spare disk"). */
   noun: string;
-  /** Makes one of `kind` in `layout`, a directory claimed for it (0700); throws on failure. */
-  make(layout: MachineLayout, kind: Kind): Promise<void>;
-  /** Tears down whatever the one in `layout` holds; idempotent. */
-  destroy(layout: MachineLayout): Promise<void>;
-  log: (line: string) => void;
-}
-
-export interface ReadyPoolOptions<Kind> {
   /** How many are kept ready (0: none; the pool does nothing). */
   size: number;
   /** Of which kind until one of another is asked for (then the pool follows it). */
@@ -41,8 +32,11 @@ export const REFILL_AFTER_QUIET_MS = 500;
  *
  * Crash safety: what waits is never adopted. Whatever a start finds in `dir` (waiting, half made,
  * or half taken) is destroyed, and the pool filled again.
+ *
+ * A pool of one thing extends it: `build` and `tearDown` say how one is made and unmade, and its
+ * own claim hands one out through `take`.
  */
-export class ReadyPool<Kind> {
+export abstract class ReadyPool<Kind> {
   private readonly waiting: string[] = [];
   private making = 0;
   private failures = 0;
@@ -52,27 +46,28 @@ export class ReadyPool<Kind> {
   private refill: NodeJS.Timeout | null = null;
   private current: Kind;
 
-  constructor(
-    readonly dir: string,
+  protected constructor(
+    protected readonly dir: string,
     private readonly options: ReadyPoolOptions<Kind>,
-    private readonly items: ReadyItems<Kind>,
+    protected readonly log: (line: string) => void,
   ) {
     this.current = options.kind;
   }
 
+  /** Makes one of `kind` in `layout`, a directory claimed for it (0700); throws on failure. */
+  protected abstract build(layout: MachineLayout, kind: Kind): Promise<void>;
+
+  /** Tears down whatever the one in `layout` holds; idempotent. */
+  protected abstract tearDown(layout: MachineLayout): Promise<void>;
+
   /** The kind it keeps now. */
-  get kind(): Kind {
+  protected get kind(): Kind {
     return this.current;
   }
 
   /** Whether it hands nothing out (no size, or stopped). */
-  get off(): boolean {
+  protected get off(): boolean {
     return this.stopped || this.options.size === 0;
-  }
-
-  /** How many wait (tests). */
-  get ready(): number {
-    return this.waiting.length;
   }
 
   /** Destroys what an earlier run left in `dir`, then starts filling (if it has a size). */
@@ -87,7 +82,7 @@ export class ReadyPool<Kind> {
   /** Destroys everything in `dir` this pool is not keeping (all of it, once stopped). */
   async destroyLeftovers(): Promise<void> {
     const ids = (await readdir(this.dir).catch(() => [] as string[])).filter((id) => isSafeId(id) && !this.waiting.includes(id));
-    for (const id of ids) await this.destroy(id).catch((error: Error) => this.items.log(`sandbox: removing ${this.items.noun} ${id} failed: ${error.message}`));
+    for (const id of ids) await this.destroy(id).catch((error: Error) => this.log(`sandbox: removing ${this.options.noun} ${id} failed: ${error.message}`));
   }
 
   /** Stops filling and destroys everything waiting (what was taken is someone's, and stays). */
@@ -105,14 +100,14 @@ export class ReadyPool<Kind> {
   }
 
   /** The id of one waiting (now the caller's, to move out of `dir`), or undefined; a refill follows when the driver is quiet. */
-  take(): string | undefined {
+  protected take(): string | undefined {
     const id = this.waiting.shift();
     this.refillWhenQuiet();
     return id;
   }
 
   /** Another kind is asked for: the pool follows it (what waits of the old kind goes). */
-  follow(kind: Kind): void {
+  protected follow(kind: Kind): void {
     this.current = kind;
     const old = this.waiting.splice(0);
     this.track((async () => {
@@ -127,8 +122,8 @@ export class ReadyPool<Kind> {
   }
 
   /** Tears down the one with `id` (one taken and then found unusable, too). */
-  destroy(id: string): Promise<void> {
-    return this.items.destroy(new MachineLayout(this.dir, id));
+  protected destroy(id: string): Promise<void> {
+    return this.tearDown(new MachineLayout(this.dir, id));
   }
 
   private refillWhenQuiet(): void {
@@ -160,10 +155,10 @@ export class ReadyPool<Kind> {
     try {
       await layout.claim();
       await ensurePrivateDirectory(layout.dir);
-      await this.items.make(layout, kind);
+      await this.build(layout, kind);
     } catch (error) {
       this.failures++;
-      this.items.log(`sandbox: making a ${this.items.noun} failed (the pool tries again): ${(error as Error).message}`);
+      this.log(`sandbox: making a ${this.options.noun} failed (the pool tries again): ${(error as Error).message}`);
       await this.destroy(id).catch(() => undefined);
       return;
     }

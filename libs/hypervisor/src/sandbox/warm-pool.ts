@@ -57,45 +57,18 @@ const FILL_CONCURRENCY = 2;
  * directory (waiting, half made, or half handed over) is destroyed, and the pool filled again; a
  * lease handed over whose directory never moved in is a sweep's to take back (its directory is gone).
  */
-export class WarmPool {
-  private readonly pool: ReadyPool<MachineShape>;
-
+export class WarmPool extends ReadyPool<MachineShape> {
   constructor(
     private readonly host: WarmPoolHost,
     options: WarmPoolOptions,
   ) {
-    this.pool = new ReadyPool(join(host.stateDir, '.warm'), { size: options.size, kind: options.shape, concurrency: FILL_CONCURRENCY }, {
-      noun: 'warm machine',
-      make: (layout, shape) => this.boot(layout, shape),
-      destroy: (layout) => host.destroy(layout),
-      log: host.log,
-    });
+    super(join(host.stateDir, '.warm'), { noun: 'warm machine', size: options.size, kind: options.shape, concurrency: FILL_CONCURRENCY }, host.log);
   }
 
   /** Destroys what an earlier run left in the warm directory, then starts filling the pool (if it has a size). */
-  async start(): Promise<void> {
+  override async start(): Promise<void> {
     await ensurePrivateDirectory(this.host.stateDir);
-    await this.pool.start();
-  }
-
-  /** Destroys every machine in the warm directory that this pool is not keeping (all of them, once stopped). */
-  destroyLeftovers(): Promise<void> {
-    return this.pool.destroyLeftovers();
-  }
-
-  /** Stops filling and destroys every warm machine (a claimed one is a VM's, and stays). */
-  stop(): Promise<void> {
-    return this.pool.stop();
-  }
-
-  /** Resolves once the pool holds its size of waiting machines (benchmarks wait for it). */
-  whenFull(): Promise<void> {
-    return this.pool.whenFull();
-  }
-
-  /** The driver is busy with a machine: a refill waits until it has been quiet a while. */
-  busy(): void {
-    this.pool.busy();
+    await super.start();
   }
 
   /**
@@ -103,12 +76,12 @@ export class WarmPool {
    * shape: the pool then turns to that shape; or none waiting): the caller creates it cold.
    */
   async claim(spec: MachineSpec): Promise<MachineInfo | null> {
-    if (this.pool.off || spec.image_name !== 'default' || spec.image_id) return null;
-    if (!sameShape(spec, this.pool.kind)) {
-      this.pool.follow({ vcpu_count: spec.vcpu_count, mem_size_mib: spec.mem_size_mib, fs_size_mib: spec.fs_size_mib });
+    if (this.off || spec.image_name !== 'default' || spec.image_id) return null;
+    if (!sameShape(spec, this.kind)) {
+      this.follow({ vcpu_count: spec.vcpu_count, mem_size_mib: spec.mem_size_mib, fs_size_mib: spec.fs_size_mib });
       return null;
     }
-    const id = this.pool.take();
+    const id = this.take();
     if (!id) return null;
     try {
       return await this.handOver(id, spec);
@@ -120,7 +93,7 @@ export class WarmPool {
   }
 
   /** A warm machine of `shape`, booted in `layout` (claimed for it) in no network group. */
-  private async boot(layout: MachineLayout, shape: MachineShape): Promise<void> {
+  protected async build(layout: MachineLayout, shape: MachineShape): Promise<void> {
     const id = layout.vmId;
     const spec: MachineSpec = { vm_id: id, ...shape, image_name: 'default', image_id: null, env: {}, identity: { hostname: id, ssh_authorized_key: null }, network_group: '' };
     // The container named from the start: a claimed machine whose claim's record a crash lost still runs under it.
@@ -128,8 +101,12 @@ export class WarmPool {
     await this.host.boot(layout);
   }
 
+  protected tearDown(layout: MachineLayout): Promise<void> {
+    return this.host.destroy(layout);
+  }
+
   private async handOver(id: string, spec: MachineSpec): Promise<MachineInfo> {
-    const warm = new MachineLayout(this.pool.dir, id);
+    const warm = new MachineLayout(this.dir, id);
     const record = await warm.readRecord();
     if (!record?.init || !(await isAlive(record.init))) throw new Error(`warm machine ${id} is not running`);
     // The VM's name first: refused if it exists, as a cold create would be (MachineDirectory.claim).
@@ -150,7 +127,7 @@ export class WarmPool {
 
   /** A warm machine that could not be handed over: gone, with whatever of the VM's the attempt made. */
   private async discard(id: string, vm_id: string): Promise<void> {
-    await this.pool.destroy(id).catch((error: Error) => this.host.log(`sandbox: removing warm machine ${id} failed: ${error.message}`));
+    await this.destroy(id).catch((error: Error) => this.host.log(`sandbox: removing warm machine ${id} failed: ${error.message}`));
     await this.host.network.detach(vm_id).catch(() => undefined);
     await rmdir(join(this.host.stateDir, vm_id)).catch(() => undefined); // only the empty claim: a moved-in machine is not empty
   }
