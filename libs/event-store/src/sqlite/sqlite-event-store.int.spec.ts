@@ -65,6 +65,23 @@ describe('SqliteEventStore specifics', () => {
     expect(next.position).toBeGreaterThan(written[2].position);
   });
 
+  it('goes on with a log made before positions were plain rowids (AUTOINCREMENT), after its last position', async () => {
+    const file = `${randomUUID()}.db`;
+    const older = new Database(join(dir, file));
+    older.exec(`CREATE TABLE events (position INTEGER PRIMARY KEY AUTOINCREMENT, stream_id TEXT NOT NULL, revision INTEGER NOT NULL,
+      event_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE (stream_id, revision))`);
+    older
+      .prepare('INSERT INTO events (position, stream_id, revision, event_id, type, data, metadata, created_at) VALUES (41, ?, 0, ?, ?, ?, ?, ?)')
+      .run('vm-1', randomUUID(), 'VmCreated', '{}', JSON.stringify(newEvent().metadata), new Date().toISOString());
+    older.close();
+
+    const store = openStore(file);
+    const next = await store.append('vm-1', [newEvent('VmBooted')], 0);
+
+    expect(next).toEqual({ next_expected_revision: 1, position: 42 });
+    expect((await store.readStream('vm-1')).map((event) => [event.type, event.position])).toEqual([['VmCreated', 41], ['VmBooted', 42]]);
+  });
+
   it('commits the appends of one turn together, each refused or accepted on its own (group commit)', async () => {
     const store = openStore(`${randomUUID()}.db`);
     await store.append('vm-1', [newEvent()], 'no_stream');

@@ -17,12 +17,16 @@ import { actualOf, classifyRetry, retryStart, satisfies } from '../expected-revi
 import { SqliteAllSubscription } from './sqlite-all-subscription';
 
 /**
- * AUTOINCREMENT (not a plain rowid) so that a position is never handed out twice, even if the
- * last events were ever removed. The first event of a new log has position 1.
+ * A position is the row's rowid: SQLite gives each insert the largest rowid plus one, so positions
+ * only ever grow, and none is handed out twice because nothing ever deletes an event (a rolled-back
+ * append's position was never seen by anyone). No AUTOINCREMENT: its sequence row was one more
+ * page written and fsynced with every commit (about 7 µs and a fifth of an append's WAL bytes) for
+ * a guarantee that only differs once the last events are deleted. Logs created with it keep it.
+ * The first event of a new log has position 1.
  */
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS events (
-    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    position INTEGER PRIMARY KEY,
     stream_id TEXT NOT NULL,
     revision INTEGER NOT NULL,
     event_id TEXT NOT NULL,
