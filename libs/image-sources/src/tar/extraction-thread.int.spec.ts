@@ -53,6 +53,29 @@ describe('extracting an archive stream on a thread of its own', () => {
     await expect(extractInThread(pieces(Buffer.alloc(4096, 7)), root, limits)).rejects.toBeInstanceOf(UnsafeArchiveError);
   });
 
+  it('extracts each archive as its own, one after a refused one that kept arriving and two at once', async () => {
+    // The refusal comes at the first entry, while much of the archive is still on its way to the thread.
+    const refused = await tarOf([{ name: '../escaped', content: 'x' }, ...files(300)]);
+    await expect(extractInThread(pieces(refused), root, limits)).rejects.toBeInstanceOf(UnsafeArchiveError);
+    rmSync(root, { recursive: true, force: true });
+    const [first, second] = [join(work, 'first'), join(work, 'second')];
+    mkdirSync(first);
+    mkdirSync(second);
+
+    const reports = await Promise.all([
+      extractInThread(pieces(await tarOf([{ name: 'etc/hostname', content: 'first\n' }, ...files(50)])), first, limits),
+      extractInThread(pieces(gzip(await tarOf([{ name: 'etc/hostname', content: 'second\n' }]))), second, limits),
+    ]);
+    const after = await extractInThread(pieces(await tarOf([{ name: 'etc/hostname', content: 'after\n' }])), first, limits);
+
+    expect(reports.map((report) => report.entries)).toEqual([51, 1]);
+    expect(after.entries).toBe(1);
+    expect(readFileSync(join(first, 'etc/hostname'), 'utf8')).toBe('after\n');
+    expect(readFileSync(join(second, 'etc/hostname'), 'utf8')).toBe('second\n');
+    expect(readdirSync(join(first, 'usr/lib'))).toHaveLength(50);
+    expect(existsSync(join(work, 'escaped'))).toBe(false);
+  });
+
   it('stops with the input\'s own error, and writes nothing once it has settled', async () => {
     const archive = await tarOf(files(400));
     const input = new PassThrough();

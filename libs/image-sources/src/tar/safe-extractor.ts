@@ -219,8 +219,7 @@ class SafeExtractor {
   }
 
   private async writeFile(path: string, header: PaxHeaders, data: AsyncIterable<Buffer>): Promise<void> {
-    this.replace(path);
-    const fd = openSync(path, NOFOLLOW_CREATE, 0o600);
+    const fd = this.createFile(path);
     try {
       for await (const chunk of data) {
         this.options.budget.addBytes(chunk.length);
@@ -233,6 +232,21 @@ class SafeExtractor {
     } finally {
       closeSync(fd);
     }
+  }
+
+  /**
+   * A new file at `path`, open for writing. Tried first as it is (O_EXCL: nothing is there, and a
+   * link there is not followed), and only when something is there is it replaced: most entries of
+   * an archive are new names, and an lstat before each cost a system call per entry.
+   */
+  private createFile(path: string): number {
+    try {
+      return openSync(path, NOFOLLOW_CREATE, 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    this.replace(path);
+    return openSync(path, NOFOLLOW_CREATE, 0o600);
   }
 
   private hardLink(path: string, header: Header): void {
