@@ -1,58 +1,18 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer as createHttpServer, request as httpRequest } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo } from 'node:net';
-import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { startBenchArbor } from './embedded-client';
 import { startGuestHttpServer } from './guest-http-server';
+import { interleaved, interleavedGets } from './http-gets';
 import { percentile, report, spreadOf, timed } from './stats';
 
 const run = promisify(execFile);
 const DOMAIN = 'arbor.bench';
-
-/** One GET, on a fresh connection unless an agent keeps one alive: what a client pays to reach a VM's port. */
-function get(options: { port: number; host?: string; hostHeader: string; tls?: { servername: string; ca: string }; agent?: Agent }): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const common = { host: options.host ?? '127.0.0.1', port: options.port, path: '/', headers: { host: options.hostHeader }, agent: options.agent ?? false };
-    const onResponse = (res: import('node:http').IncomingMessage) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
-    };
-    const req = options.tls ? httpsRequest({ ...common, servername: options.tls.servername, ca: options.tls.ca }, onResponse) : httpRequest(common, onResponse);
-    req.once('error', reject).end();
-  });
-}
-
-/**
- * Times each of the series `rounds` times, interleaved (one sample of each per round), so the
- * load of a shared machine weighs on every series alike and their ratios hold. Each round takes
- * the series in a new random order: in a fixed one, each series always followed the same other,
- * and paid for what that one left behind (its connections' closing), 5–7% of a fresh GET (two
- * identical bare proxies measured 1.05–1.07× apart in set orders, 1.00–1.01× shuffled).
- */
-async function interleaved<K extends string>(rounds: number, series: Record<K, () => Promise<unknown>>): Promise<Record<K, number[]>> {
-  const names = Object.keys(series) as K[];
-  for (const name of names) for (let i = 0; i < 5; i++) await series[name](); // warm up
-  const out = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
-  for (let i = 0; i < rounds; i++) {
-    for (const name of shuffled(names)) out[name].push((await timed(series[name]))[1]);
-  }
-  return out;
-}
-
-/** A copy of `items` in a random order (Fisher–Yates). */
-function shuffled<T>(items: readonly T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-}
 
 const ratio = (through: number[], direct: number[]) => `${(percentile(through, 50) / percentile(direct, 50)).toFixed(2)}×`;
 
@@ -101,18 +61,16 @@ export async function benchEdgeProxy(rounds = 300): Promise<void> {
     const ca = readFileSync(bench.arbor.edge.caFile!, 'utf8');
     const bare = await startBareProxy(address, 8080);
     closeBare = bare.close;
-    const { direct, floor, plain, tls } = await interleaved(rounds, {
-      direct: () => get({ host: address!, port: 8080, hostHeader: `[${address}]:8080` }),
-      floor: () => get({ port: bare.port, hostHeader: `${name}:8080` }),
-      plain: () => get({ port: bench.arbor.edge.httpPort!, hostHeader: `${name}:8080` }),
-      tls: () => get({ port: bench.arbor.edge.tlsPort, hostHeader: `${name}:8080`, tls: { servername: name, ca } }),
+    const { direct, floor, plain, tls } = await interleavedGets(rounds, {
+      direct: { host: address, port: 8080, hostHeader: `[${address}]:8080` },
+      floor: { port: bare.port, hostHeader: `${name}:8080` },
+      plain: { port: bench.arbor.edge.httpPort!, hostHeader: `${name}:8080` },
+      tls: { port: bench.arbor.edge.tlsPort, hostHeader: `${name}:8080`, tls: { servername: name, ca } },
     });
-    const agents = [new Agent({ keepAlive: true, maxSockets: 1 }), new Agent({ keepAlive: true, maxSockets: 1 })];
-    const { directAlive, edgeAlive } = await interleaved(rounds, {
-      directAlive: () => get({ host: address!, port: 8080, hostHeader: `[${address}]:8080`, agent: agents[0] }),
-      edgeAlive: () => get({ port: bench.arbor.edge.httpPort!, hostHeader: `${name}:8080`, agent: agents[1] }),
+    const { directAlive, edgeAlive } = await interleavedGets(rounds, {
+      directAlive: { host: address, port: 8080, hostHeader: `[${address}]:8080`, keepAlive: true },
+      edgeAlive: { port: bench.arbor.edge.httpPort!, hostHeader: `${name}:8080`, keepAlive: true },
     });
-    agents.forEach((agent) => agent.destroy());
     report([
       ['GET straight to the VM', spreadOf(direct)],
       ['GET through a bare Node proxy (a second hop, nothing else)', `${spreadOf(floor)}; p50 ${ratio(floor, direct)} of straight`],
@@ -198,10 +156,10 @@ export async function benchEdgeVms(driver: 'sandbox' | 'qemu', rounds = 20): Pro
     }, vm_id, 8080);
     const bare = await startBareProxy(ip, 8080);
     // A GET is a millisecond: many rounds, so that the p50s (and their ratio) settle on a busy machine.
-    const { httpDirect, httpBare, httpEdge } = await interleaved(rounds * 25, {
-      httpDirect: () => get({ host: ip, port: 8080, hostHeader: `[${ip}]:8080` }),
-      httpBare: () => get({ port: bare.port, hostHeader: `${vm_id}.vm.${DOMAIN}:8080` }),
-      httpEdge: () => get({ port: bench.arbor.edge.httpPort!, hostHeader: `${vm_id}.vm.${DOMAIN}:8080` }),
+    const { httpDirect, httpBare, httpEdge } = await interleavedGets(rounds * 25, {
+      httpDirect: { host: ip, port: 8080, hostHeader: `[${ip}]:8080` },
+      httpBare: { port: bare.port, hostHeader: `${vm_id}.vm.${DOMAIN}:8080` },
+      httpEdge: { port: bench.arbor.edge.httpPort!, hostHeader: `${vm_id}.vm.${DOMAIN}:8080` },
     });
     bare.close();
     report([
