@@ -177,6 +177,9 @@ export async function benchImageUpload(rounds = 3, driver: HypervisorDriver = ne
  */
 export async function benchRegistryPull(rounds = 3): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'arbor-bench-pull-'));
+  // Both write into one scratch file system (see mountScratchFileSystem): the pulls and skopeo.
+  const scratch = mountScratchFileSystem(work, 2048);
+  const writes = scratch?.dir ?? work;
   const registry = await startTestRegistry();
   try {
     const big = join(work, 'big.tar');
@@ -190,14 +193,14 @@ export async function benchRegistryPull(rounds = 3): Promise<void> {
     const ours: number[] = [];
     const skopeo: number[] = [];
     for (let round = 0; round < rounds; round++) {
-      const rootfs = join(work, `rootfs-${round}`);
+      const rootfs = join(writes, `rootfs-${round}`);
       mkdirSync(rootfs);
       const client = new RegistryClient({ insecureRegistries: [registry.host] });
       ours.push(
-        (await timed(() => pullImage(`${registry.host}/bench/image:v1`, rootfs, { client, scratchDir: join(work, `layers-${round}`), maxDownloadBytes: 1 << 30, budget: new ExtractionBudget(2 * 1024 * MIB, 1_000_000) })))[1],
+        (await timed(() => pullImage(`${registry.host}/bench/image:v1`, rootfs, { client, scratchDir: join(writes, `layers-${round}`), maxDownloadBytes: 1 << 30, budget: new ExtractionBudget(2 * 1024 * MIB, 1_000_000) })))[1],
       );
       rmSync(rootfs, { recursive: true, force: true });
-      const target = join(work, `skopeo-${round}`);
+      const target = join(writes, `skopeo-${round}`);
       skopeo.push((await timed(async () => execFileSync('skopeo', ['copy', '--quiet', '--insecure-policy', '--src-tls-verify=false', `docker://${registry.host}/bench/image:v1`, `oci:${target}:v1`])))[1]);
       rmSync(target, { recursive: true, force: true });
     }
@@ -210,6 +213,7 @@ export async function benchRegistryPull(rounds = 3): Promise<void> {
     ]);
   } finally {
     await registry.stop();
+    scratch?.unmount();
     rmSync(work, { recursive: true, force: true });
   }
 }

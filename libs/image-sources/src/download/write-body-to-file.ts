@@ -1,6 +1,10 @@
 import { createHash, type Hash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
 import { ArchiveTooLargeError } from '../tar/unsafe-archive-error';
+
+/** How far the file's writes may lag behind the body before it waits for them. */
+const WRITE_AHEAD = 4 << 20;
 
 export interface BodyToFileOptions {
   /** More bytes than this fail the download (the file is left for the caller to remove). */
@@ -18,31 +22,49 @@ export interface BodyToFileOptions {
 /**
  * Streams a body (an HTTP response's, an S3 object's) into a file, counting and hashing as it
  * goes: a body over the cap is cut off there, a stalled one aborted, and one whose bytes do not
- * hash to the expected digest refused. Nothing is held in memory beyond a chunk.
+ * hash to the expected digest refused. Nothing is held in memory beyond a few chunks (the file's
+ * write queue, at most WRITE_AHEAD bytes: the body waits for it).
+ *
+ * The file is not fsynced: it is a download for the job at hand (a layer, an S3 object), which
+ * starts again from nothing after a crash; a flush of 100 MiB stalled every file creation of
+ * the extraction beside it behind the journal.
  */
 export async function writeBodyToFile(body: AsyncIterable<Uint8Array>, file: string, options: BodyToFileOptions): Promise<{ bytes: number; digest: string }> {
   const hash: Hash = createHash('sha256');
   const expected = options.digest ? expectedSha256(options.digest, options.what) : null;
-  const handle = await open(file, 'w', 0o600);
+  const out = createWriteStream(file, { mode: 0o600, highWaterMark: WRITE_AHEAD });
+  const written = new Promise<void>((resolve, reject) => out.once('close', resolve).once('error', reject));
+  written.catch(() => {}); // awaited below, or the download's own error goes up
   let bytes = 0;
   const iterator = body[Symbol.asyncIterator]();
+  // One timer for the whole download, pushed back by every chunk (not one timer and race per chunk).
+  const idleMs = options.idleTimeoutMs ?? 120_000;
+  let stall!: (error: Error) => void;
+  const stalled = new Promise<never>((_, reject) => (stall = reject));
+  stalled.catch(() => {});
+  const timer = setTimeout(() => stall(new Error(`${options.what}: no data for ${Math.round(idleMs / 1000)} s, the download stalled`)), idleMs);
   try {
     for (;;) {
-      const next = await withIdleTimeout(iterator.next(), options.idleTimeoutMs ?? 120_000, options.what);
+      const next = await Promise.race([iterator.next(), stalled]);
       if (next.done) break;
+      timer.refresh();
       const chunk = next.value;
       bytes += chunk.length;
       if (bytes > options.maxBytes) throw new ArchiveTooLargeError(`${options.what} is larger than the limit of ${Math.round(options.maxBytes / 1048576)} MiB`);
       hash.update(chunk);
-      for (let offset = 0; offset < chunk.length; ) offset += (await handle.write(chunk, offset)).bytesWritten;
+      if (!out.write(chunk)) await Promise.race([once(out, 'drain'), written, stalled]);
       options.onBytes?.(bytes);
     }
-    await handle.sync();
+    out.end();
+    await written;
   } catch (error) {
-    await iterator.return?.().catch(() => {});
+    // The body is told to stop, not waited for: a stalled one may never answer.
+    void iterator.return?.().catch(() => {});
+    out.destroy();
+    await written.catch(() => {});
     throw error;
   } finally {
-    await handle.close();
+    clearTimeout(timer);
   }
   const digest = `sha256:${hash.digest('hex')}`;
   if (expected && digest !== expected) throw new Error(`${options.what}: the content's digest is ${digest}, not ${expected} (corrupt or tampered with)`);
@@ -52,16 +74,4 @@ export async function writeBodyToFile(body: AsyncIterable<Uint8Array>, file: str
 function expectedSha256(digest: string, what: string): string {
   if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`${what}: digest ${digest} cannot be verified (only sha256 digests are)`);
   return digest;
-}
-
-async function withIdleTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no data for ${Math.round(ms / 1000)} s, the download stalled`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,8 +1,8 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ArchiveTooLargeError } from '../tar/unsafe-archive-error';
-import { openArchive } from '../tar/open-archive';
-import { extractTar, type ExtractionBudget, type ExtractReport } from '../tar/safe-extractor';
+import { extractArchiveFile } from '../tar/extract-archive-file';
+import type { ExtractionBudget, ExtractReport } from '../tar/safe-extractor';
 import type { SourceProgress } from '../source-progress';
 import { formatImageReference, parseImageReference } from './image-reference';
 import type { RegistryClient } from './registry-client';
@@ -61,7 +61,7 @@ export async function pullImage(imageRef: string, rootfs: string, options: PullO
     for (let index = 0; index < manifest.layers.length; index++) {
       await downloads[index]();
       options.onProgress?.({ stage: 'extracting', done: index, total: manifest.layers.length, unit: 'layers' });
-      last = await extractTar(await openArchive(files[index]), rootfs, { mode: 'layer', budget: options.budget });
+      last = await extractArchiveFile(files[index], rootfs, { mode: 'layer', budget: options.budget });
       skipped.devices += last.skipped_devices;
       skipped.xattrs += last.skipped_xattrs;
       await rm(files[index], { force: true });

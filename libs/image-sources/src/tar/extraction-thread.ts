@@ -9,6 +9,8 @@ export interface ThreadExtractionOptions {
   /** The extraction's budget (ExtractionBudget's caps). */
   maxBytes: number;
   maxEntries: number;
+  /** What the budget holds already (the layers below this one): counted against the caps. */
+  used?: { bytes: number; entries: number };
 }
 
 /**
@@ -221,7 +223,12 @@ function extractFromRing(job: number, root: string, options: ThreadExtractionOpt
   };
   const archive = new Readable({ highWaterMark: 1 << 20, read: take });
   openArchiveStream(archive)
-    .then((tar) => extractTar(tar, root, { mode: options.mode, budget: new ExtractionBudget(options.maxBytes, options.maxEntries) }))
+    .then((tar) => {
+      const budget = new ExtractionBudget(options.maxBytes, options.maxEntries);
+      budget.bytes = options.used?.bytes ?? 0;
+      budget.entries = options.used?.entries ?? 0;
+      return extractTar(tar, root, { mode: options.mode, budget });
+    })
     .then(
       (report) => post({ type: 'done', report }),
       (error: Error) => post({ type: 'failed', name: error.name, message: error.message }),

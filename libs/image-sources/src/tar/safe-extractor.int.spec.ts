@@ -163,6 +163,19 @@ describe('extracting a root filesystem archive safely', () => {
     await expect(extract([{ name: 'a', content: '' }, { name: 'b', content: '' }, { name: 'c', content: '' }], { maxEntries: 2 })).rejects.toThrow(ArchiveTooLargeError);
   });
 
+  it('counts archives extracted one over another (an image\'s layers) against one budget', async () => {
+    const budget = new ExtractionBudget(6000, 100);
+    const layer = async (name: string, entries: TarEntry[]) => {
+      const file = join(work, name);
+      writeFileSync(file, await tarOf(entries));
+      return extractArchiveFile(file, root, { mode: 'layer', budget });
+    };
+
+    await layer('lower', [{ name: 'a', content: Buffer.alloc(2500) }, { name: 'b', content: Buffer.alloc(2500) }]);
+    expect([budget.bytes, budget.entries]).toEqual([5000, 2]);
+    await expect(layer('upper', [{ name: 'c', content: Buffer.alloc(2000) }])).rejects.toThrow(new ArchiveTooLargeError('the root filesystem is larger than the limit of 0 MiB'));
+  });
+
   it('refuses what is no archive, and a corrupt compressed stream', async () => {
     const file = join(work, 'junk');
     writeFileSync(file, Buffer.alloc(1024, 7));
