@@ -180,7 +180,10 @@ export async function benchRegistryPull(rounds = 3): Promise<void> {
   // Both write into one scratch file system (see mountScratchFileSystem): the pulls and skopeo.
   const scratch = mountScratchFileSystem(work, 2048);
   const writes = scratch?.dir ?? work;
-  const registry = await startTestRegistry();
+  const registry = await startTestRegistry().catch((error) => {
+    scratch?.unmount();
+    throw error;
+  });
   try {
     const big = join(work, 'big.tar');
     makeRootfsTar(big, 100);
