@@ -1,13 +1,11 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import type { Infrastructure } from '@arbor/application';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
-import { ChangeGuard } from './auth/change.guard';
 import { EventsModule } from './events/events.module';
 import { ErrorFilter } from './http/error.filter';
-import { IdempotencyInterceptor } from './http/idempotency.interceptor';
 import { InfrastructureModule } from './infrastructure.module';
 import { KeysController } from './keys/keys.controller';
 import { MetricsModule } from './metrics/metrics.module';
@@ -55,10 +53,10 @@ export class ApiModule {
       imports: [InfrastructureModule.forRoot(infra), CqrsModule.forRoot(), AuthModule, ...FEATURE_MODULES],
       controllers: [SystemController, KeysController],
       providers: [
-        // In this order: who the caller is, then whether their role lets them change what the route names.
+        // Who the caller is, on every route; whether their role lets them change what a route names,
+        // and the idempotency of writes, on the write routes (see changes.decorator.ts): a route's
+        // guards run after the global ones.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        { provide: APP_GUARD, useClass: ChangeGuard },
-        { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
         { provide: APP_FILTER, useClass: ErrorFilter },
       ],
     };

@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import { requireChange } from '@arbor/domain';
 import type { AuthenticatedRequest } from './api-key.guard';
-import { CHANGES, type ChangedResource } from './changes.decorator';
+import { CHANGES, type ChangedResource } from './changed-resource';
 import { ResourceOwners } from './resource-owners';
 
 /**

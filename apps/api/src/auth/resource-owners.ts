@@ -3,7 +3,7 @@ import { AggregateRepository } from '@arbor/application';
 import { ApiKey, CustomDomain, Image, orgCommitId, Repository, repositoryTag, Tag, UUID_PATTERN, Webhook } from '@arbor/domain';
 import type { RecordedEvent } from '@arbor/event-store';
 import { COMMITS_COLLECTION, DOMAINS_COLLECTION, READ_MODEL_STORE, VMS_COLLECTION, type CommitDocument, type DomainDocument, type ReadModelStore, type VmDocument } from '@arbor/read-models';
-import type { ChangedResource } from './changes.decorator';
+import type { ChangedResource } from './changed-resource';
 
 /** A resource of the caller's org, named for messages, and the user who owns it (null: no member's). */
 export interface OwnedResource {
