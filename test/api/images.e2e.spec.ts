@@ -9,6 +9,7 @@ import { startTestArbor, type TestArbor } from '../support/arbor-harness';
 import { issueKeyForNewOrg, type IssuedTestKey } from '../support/issue-key';
 import { pushTestImage } from '../support/oci-image';
 import { pollUntil } from '../support/poll-until';
+import { itUnless } from '../support/skip-unless';
 import { startTestS3, type TestS3 } from '../support/s3-server';
 import { busyboxRootTar, gzip, MINBASE_ROOTFS, tarOf, zstd } from '../support/tar-archives';
 import { startTestRegistry, type TestRegistry } from '../support/test-registry';
@@ -132,7 +133,7 @@ describe('base images (HTTP)', () => {
     await uploadsGone();
   });
 
-  (existsSync(MINBASE_ROOTFS) ? it : it.skip)('builds an image from an uploaded Debian minbase root (zstd)', async () => {
+  itUnless(existsSync(MINBASE_ROOTFS) ? null : `no Debian minbase root at ${MINBASE_ROOTFS} (the sandbox's base root filesystem, which npm run prepare-images builds)`)('builds an image from an uploaded Debian minbase root (zstd)', async () => {
     const tar = join(work, 'minbase.tar');
     require('node:child_process').execFileSync('sh', ['-c', `tar --numeric-owner -C ${MINBASE_ROOTFS} -cf - . | zstd -q -1 -o ${tar}.zst`]);
     expect((await upload('debian-minbase', `${tar}.zst`)).status).toBe(201);

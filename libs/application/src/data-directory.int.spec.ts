@@ -1,9 +1,11 @@
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { itUnless } from '../../../test/support/skip-unless';
 import { checkDataDirectory, privateStoreFile, UnsafeDataDirectoryError } from './data-directory';
 
-const asRoot = process.getuid?.() === 0;
+/** Giving a directory to another user (chown) needs root. */
+const notRoot = process.getuid?.() === 0 ? null : 'needs root (chown to another user)';
 
 /** The data directory's start check, on the real file system. */
 describe('the data directory at start', () => {
@@ -67,7 +69,7 @@ describe('the data directory at start', () => {
     expect(() => checkDataDirectory(config(path))).toThrow(`the data directory ${path} (ARBOR_DATA_DIR) is not a directory`);
   });
 
-  (asRoot ? it : it.skip)('refuses a directory owned by another user (as root: chown)', () => {
+  itUnless(notRoot)('refuses a directory owned by another user (as root: chown)', () => {
     const dir = fresh();
     mkdirSync(dir, { mode: 0o700 });
     chownSync(dir, 4242, 4242);
