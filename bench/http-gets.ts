@@ -1,7 +1,9 @@
-import { fork } from 'node:child_process';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { answerInChildProcess, askChildProcess } from './child-process';
 import { timed } from './stats';
+
+const GETS_FLAG = '--gets';
 
 /** One kind of GET: where to, with which Host, over TLS or not, on a kept-alive connection or a fresh one each time. */
 export interface GetTarget {
@@ -59,33 +61,21 @@ function shuffled<T>(items: readonly T[]): T[] {
  * it measured (and of the bare proxy beside it), adding to both what a second process does alongside.
  */
 export function interleavedGets<K extends string>(rounds: number, series: Record<K, GetTarget>): Promise<Record<K, number[]>> {
-  return new Promise((resolve, reject) => {
-    const child = fork(__filename, ['--gets'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('message', (message: { samples?: Record<K, number[]>; error?: string }) => {
-      child.kill();
-      if (message.error) reject(new Error(message.error));
-      else resolve(message.samples!);
-    });
-    child.once('exit', (code) => reject(new Error(`the client's process exited (${code}) without an answer`)));
-    child.send({ rounds, series });
-  });
+  return askChildProcess<Record<K, number[]>>(__filename, GETS_FLAG, { rounds, series });
 }
 
-if (process.argv.includes('--gets')) {
-  process.once('message', ({ rounds, series }: { rounds: number; series: Record<string, GetTarget> }) => {
-    const agents: Agent[] = [];
-    const calls = Object.fromEntries(
-      Object.entries(series).map(([name, target]) => {
-        const agent = target.keepAlive ? new Agent({ keepAlive: true, maxSockets: 1 }) : false;
-        if (agent) agents.push(agent);
-        return [name, () => get(target, agent)];
-      }),
-    );
-    interleaved(rounds, calls)
-      .then(
-        (samples) => process.send!({ samples }),
-        (error: Error) => process.send!({ error: error.message }),
-      )
-      .finally(() => agents.forEach((agent) => agent.destroy()));
-  });
-}
+answerInChildProcess(GETS_FLAG, async ({ rounds, series }: { rounds: number; series: Record<string, GetTarget> }) => {
+  const agents: Agent[] = [];
+  const calls = Object.fromEntries(
+    Object.entries(series).map(([name, target]) => {
+      const agent = target.keepAlive ? new Agent({ keepAlive: true, maxSockets: 1 }) : false;
+      if (agent) agents.push(agent);
+      return [name, () => get(target, agent)];
+    }),
+  );
+  try {
+    return await interleaved(rounds, calls);
+  } finally {
+    agents.forEach((agent) => agent.destroy());
+  }
+});

@@ -1,5 +1,7 @@
-import { fork } from 'node:child_process';
 import { Agent, get } from 'node:http';
+import { answerInChildProcess, askChildProcess } from './child-process';
+
+const READERS_FLAG = '--readers';
 
 /** One reader's requests: its headers and the paths it GETs one after another. */
 export interface ReaderPlan {
@@ -22,16 +24,7 @@ export interface ReadRound {
  * loop (on this machine it takes the other core). Throws on any answer but 200.
  */
 export function readInOtherProcess(baseUrl: string, readers: ReaderPlan[]): Promise<ReadRound> {
-  return new Promise((resolve, reject) => {
-    const child = fork(__filename, ['--readers'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('message', (message: { round?: ReadRound; error?: string }) => {
-      child.kill();
-      if (message.error) reject(new Error(message.error));
-      else resolve(message.round!);
-    });
-    child.once('exit', (code) => reject(new Error(`the readers' process exited (${code}) without an answer`)));
-    child.send({ baseUrl, readers });
-  });
+  return askChildProcess<ReadRound>(__filename, READERS_FLAG, { baseUrl, readers });
 }
 
 /** Node's own HTTP client with kept-alive connections: far cheaper per request than fetch, so the round measures the service more than its clients. */
@@ -69,11 +62,4 @@ async function read(baseUrl: string, readers: ReaderPlan[]): Promise<ReadRound> 
   return { samples, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
 }
 
-if (process.argv.includes('--readers')) {
-  process.once('message', ({ baseUrl, readers }: { baseUrl: string; readers: ReaderPlan[] }) => {
-    read(baseUrl, readers).then(
-      (round) => process.send!({ round }),
-      (error: Error) => process.send!({ error: error.message }),
-    );
-  });
-}
+answerInChildProcess(READERS_FLAG, ({ baseUrl, readers }: { baseUrl: string; readers: ReaderPlan[] }) => read(baseUrl, readers));

@@ -73,21 +73,31 @@ function tarExtractMs(file: string, under: string): { extracted: number; durable
  * seconds before run up to ten times slower (`tar -x` of 100 MiB: 0.2 s, and 2.2 s right after
  * its previous output was removed); which of two compared writers happened to land on such blocks
  * decided their ratio (1.6× to 4× from one run to the next). Here both write into blocks that stay
- * allocated. Null (and the caller uses tmpdir) where nothing can be mounted.
+ * allocated. `writes` is where to write: that file system, or the work directory itself where
+ * nothing can be mounted; `close` unmounts it and removes the work directory.
  */
-function mountScratchFileSystem(work: string, mib: number): { dir: string; unmount: () => void } | null {
+function openScratch(prefix: string, mib: number): { work: string; writes: string; close: () => void } {
+  const work = mkdtempSync(join(tmpdir(), prefix));
   const image = join(work, 'scratch.ext4');
   const dir = join(work, 'scratch');
+  let mounted = false;
   try {
     execFileSync('fallocate', ['-l', `${mib}M`, image]);
     execFileSync('mkfs.ext4', ['-q', '-F', image]);
     mkdirSync(dir);
     execFileSync('mount', ['-o', 'loop,nodiscard', image, dir]);
+    mounted = true;
   } catch (error) {
-    console.log(`  (no scratch file system: ${(error as Error).message.split('\n')[0]}; writing into ${tmpdir()})`);
-    return null;
+    console.log(`  (no scratch file system: ${(error as Error).message.split('\n')[0]}; writing into ${work})`);
   }
-  return { dir, unmount: () => execFileSync('umount', [dir]) };
+  return {
+    work,
+    writes: mounted ? dir : work,
+    close: () => {
+      if (mounted) execFileSync('umount', [dir]);
+      rmSync(work, { recursive: true, force: true });
+    },
+  };
 }
 
 /**
@@ -102,71 +112,68 @@ function mountScratchFileSystem(work: string, mib: number): { dir: string; unmou
  * `sync`: on ext4 (data=ordered) creating files waits for journal commits, which wait for the
  * dirty data before them, so whichever ran second paid for the other's 100 MiB being written
  * back (the same `tar -x` took 0.17 s after a quiet minute and 1.5-2 s right after another). Both
- * write into one scratch file system (see mountScratchFileSystem): the uploads and `tar -x`.
+ * write into one scratch file system (see openScratch): the uploads and `tar -x`.
  */
 export async function benchImageUpload(rounds = 3, driver: HypervisorDriver = new InMemoryDriver()): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'arbor-bench-images-'));
-  const scratch = mountScratchFileSystem(work, 2048);
-  const writes = scratch?.dir ?? tmpdir();
-  const bench = await startBenchArbor({ ARBOR_IMAGE_UPLOAD_DIR: join(writes, 'uploads') }, driver).catch((error) => {
-    scratch?.unmount();
-    throw error;
-  });
+  const { work, writes, close } = openScratch('arbor-bench-images-', 2048);
   try {
-    const tar = join(work, 'rootfs.tar');
-    const { files } = makeRootfsTar(tar, 100);
-    const mib = statSync(tar).size / MIB;
-    /** One upload until its image is built: the whole time, and the time until its 201. */
-    const uploadAndBuild = async (image_name: string): Promise<{ ms: number; receivedMs: number }> => {
-      await execFileAsync('sync');
-      let receivedMs = 0;
-      const [, ms] = await timed(async () => {
-        const url = `${bench.arbor.url}/api/v1/images/upload?image_name=${image_name}&size_mib=512`;
-        const [{ stdout }, sent] = await timed(() => execFileAsync('curl', ['-sS', '-w', '\n%{http_code}', '-H', `authorization: Bearer ${bench.arbor.createdAdminKey}`, '-F', `file=@${tar}`, url]));
-        const status = stdout.slice(stdout.lastIndexOf('\n') + 1);
-        if (status !== '201') throw new Error(`upload: ${status} ${stdout}`);
-        receivedMs = sent;
-        for (;;) {
-          const { status, error_message } = await bench.call('GET', `/api/v1/images/${image_name}/status`);
-          if (status === 'completed') return;
-          if (status === 'failed') throw new Error(`build failed: ${error_message}`);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      });
-      return { ms, receivedMs };
-    };
-    // The first upload of a process runs the receiving and unpacking code before it is optimized
-    // (about twice the CPU): reported apart, as a service that has served one upload runs warm.
-    const cold = await uploadAndBuild('bench-cold');
-    const uploads: number[] = [];
-    const received: number[] = [];
-    const tars: number[] = [];
-    const durableTars: number[] = [];
-    for (let round = 0; round < rounds; round++) {
-      const { ms, receivedMs } = await uploadAndBuild(`bench-${round}`);
-      uploads.push(ms);
-      received.push(receivedMs);
-      const { extracted, durable } = tarExtractMs(tar, writes);
-      tars.push(extracted);
-      durableTars.push(durable);
+    const bench = await startBenchArbor({ ARBOR_IMAGE_UPLOAD_DIR: join(writes, 'uploads') }, driver);
+    try {
+      const tar = join(work, 'rootfs.tar');
+      const { files } = makeRootfsTar(tar, 100);
+      const mib = statSync(tar).size / MIB;
+      /** One upload until its image is built: the whole time, and the time until its 201. */
+      const uploadAndBuild = async (image_name: string): Promise<{ ms: number; receivedMs: number }> => {
+        await execFileAsync('sync');
+        let receivedMs = 0;
+        const [, ms] = await timed(async () => {
+          const url = `${bench.arbor.url}/api/v1/images/upload?image_name=${image_name}&size_mib=512`;
+          const [{ stdout }, sent] = await timed(() => execFileAsync('curl', ['-sS', '-w', '\n%{http_code}', '-H', `authorization: Bearer ${bench.arbor.createdAdminKey}`, '-F', `file=@${tar}`, url]));
+          const status = stdout.slice(stdout.lastIndexOf('\n') + 1);
+          if (status !== '201') throw new Error(`upload: ${status} ${stdout}`);
+          receivedMs = sent;
+          for (;;) {
+            const { status, error_message } = await bench.call('GET', `/api/v1/images/${image_name}/status`);
+            if (status === 'completed') return;
+            if (status === 'failed') throw new Error(`build failed: ${error_message}`);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        });
+        return { ms, receivedMs };
+      };
+      // The first upload of a process runs the receiving and unpacking code before it is optimized
+      // (about twice the CPU): reported apart, as a service that has served one upload runs warm.
+      const cold = await uploadAndBuild('bench-cold');
+      const uploads: number[] = [];
+      const received: number[] = [];
+      const tars: number[] = [];
+      const durableTars: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        const { ms, receivedMs } = await uploadAndBuild(`bench-${round}`);
+        uploads.push(ms);
+        received.push(receivedMs);
+        const { extracted, durable } = tarExtractMs(tar, writes);
+        tars.push(extracted);
+        durableTars.push(durable);
+      }
+      const upload = percentile(uploads, 50);
+      const floor = percentile(tars, 50);
+      const durableFloor = percentile(durableTars, 50);
+      console.log(`image upload + build (embedded, real HTTP, ${driver.name} driver, ${mib.toFixed(0)} MiB root filesystem of ${files} files, plain tar, ${rounds} rounds)`);
+      report([
+        ['upload + build, p50', `${(upload / 1000).toFixed(2)} s = ${(mib / (upload / 1000)).toFixed(0)} MiB/s`],
+        ['of which the upload, unpacked as it arrives (201), p50', `${(percentile(received, 50) / 1000).toFixed(2)} s`],
+        ['the first upload of the process (cold), upload + build / 201', `${(cold.ms / 1000).toFixed(2)} s / ${(cold.receivedMs / 1000).toFixed(2)} s`],
+        ['tar -x of the same file, p50', `${(floor / 1000).toFixed(2)} s = ${(mib / (floor / 1000)).toFixed(0)} MiB/s`],
+        ['upload + build ÷ tar -x (goal ≤ 1.5×)', `×${(upload / floor).toFixed(2)}`],
+        ['tar -x, then sync -f (on disk, as a 201 is), p50', `${(durableFloor / 1000).toFixed(2)} s`],
+        ['upload + build ÷ tar -x then sync -f', `×${(upload / durableFloor).toFixed(2)}`],
+      ]);
+    } finally {
+      await bench.stop();
     }
-    const upload = percentile(uploads, 50);
-    const floor = percentile(tars, 50);
-    const durableFloor = percentile(durableTars, 50);
-    console.log(`image upload + build (embedded, real HTTP, ${driver.name} driver, ${mib.toFixed(0)} MiB root filesystem of ${files} files, plain tar, ${rounds} rounds)`);
-    report([
-      ['upload + build, p50', `${(upload / 1000).toFixed(2)} s = ${(mib / (upload / 1000)).toFixed(0)} MiB/s`],
-      ['of which the upload, unpacked as it arrives (201), p50', `${(percentile(received, 50) / 1000).toFixed(2)} s`],
-      ['the first upload of the process (cold), upload + build / 201', `${(cold.ms / 1000).toFixed(2)} s / ${(cold.receivedMs / 1000).toFixed(2)} s`],
-      ['tar -x of the same file, p50', `${(floor / 1000).toFixed(2)} s = ${(mib / (floor / 1000)).toFixed(0)} MiB/s`],
-      ['upload + build ÷ tar -x (goal ≤ 1.5×)', `×${(upload / floor).toFixed(2)}`],
-      ['tar -x, then sync -f (on disk, as a 201 is), p50', `${(durableFloor / 1000).toFixed(2)} s`],
-      ['upload + build ÷ tar -x then sync -f', `×${(upload / durableFloor).toFixed(2)}`],
-    ]);
   } finally {
-    await bench.stop();
-    scratch?.unmount();
-    rmSync(work, { recursive: true, force: true });
+    close();
   }
 }
 
@@ -176,47 +183,44 @@ export async function benchImageUpload(rounds = 3, driver: HypervisorDriver = ne
  * against `skopeo copy` of it into an OCI layout (download and verify only).
  */
 export async function benchRegistryPull(rounds = 3): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'arbor-bench-pull-'));
-  // Both write into one scratch file system (see mountScratchFileSystem): the pulls and skopeo.
-  const scratch = mountScratchFileSystem(work, 2048);
-  const writes = scratch?.dir ?? work;
-  const registry = await startTestRegistry().catch((error) => {
-    scratch?.unmount();
-    throw error;
-  });
+  // Both write into one scratch file system (see openScratch): the pulls and skopeo.
+  const { work, writes, close } = openScratch('arbor-bench-pull-', 2048);
   try {
-    const big = join(work, 'big.tar');
-    makeRootfsTar(big, 100);
-    const layout = join(work, 'layout');
-    buildOciLayout(layout, 'v1', [
-      { tar: await tarOf(busyboxRootEntries()), compression: 'gzip' },
-      { tar: require('node:fs').readFileSync(big), compression: 'gzip' },
-    ]);
-    await pushWithSkopeo(layout, 'v1', `${registry.host}/bench/image:v1`);
-    const ours: number[] = [];
-    const skopeo: number[] = [];
-    for (let round = 0; round < rounds; round++) {
-      const rootfs = join(writes, `rootfs-${round}`);
-      mkdirSync(rootfs);
-      const client = new RegistryClient({ insecureRegistries: [registry.host] });
-      ours.push(
-        (await timed(() => pullImage(`${registry.host}/bench/image:v1`, rootfs, { client, scratchDir: join(writes, `layers-${round}`), maxDownloadBytes: 1 << 30, budget: new ExtractionBudget(2 * 1024 * MIB, 1_000_000) })))[1],
-      );
-      rmSync(rootfs, { recursive: true, force: true });
-      const target = join(writes, `skopeo-${round}`);
-      skopeo.push((await timed(async () => execFileSync('skopeo', ['copy', '--quiet', '--insecure-policy', '--src-tls-verify=false', `docker://${registry.host}/bench/image:v1`, `oci:${target}:v1`])))[1]);
-      rmSync(target, { recursive: true, force: true });
+    const registry = await startTestRegistry();
+    try {
+      const big = join(work, 'big.tar');
+      makeRootfsTar(big, 100);
+      const layout = join(work, 'layout');
+      buildOciLayout(layout, 'v1', [
+        { tar: await tarOf(busyboxRootEntries()), compression: 'gzip' },
+        { tar: require('node:fs').readFileSync(big), compression: 'gzip' },
+      ]);
+      await pushWithSkopeo(layout, 'v1', `${registry.host}/bench/image:v1`);
+      const ours: number[] = [];
+      const skopeo: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        const rootfs = join(writes, `rootfs-${round}`);
+        mkdirSync(rootfs);
+        const client = new RegistryClient({ insecureRegistries: [registry.host] });
+        ours.push(
+          (await timed(() => pullImage(`${registry.host}/bench/image:v1`, rootfs, { client, scratchDir: join(writes, `layers-${round}`), maxDownloadBytes: 1 << 30, budget: new ExtractionBudget(2 * 1024 * MIB, 1_000_000) })))[1],
+        );
+        rmSync(rootfs, { recursive: true, force: true });
+        const target = join(writes, `skopeo-${round}`);
+        skopeo.push((await timed(async () => execFileSync('skopeo', ['copy', '--quiet', '--insecure-policy', '--src-tls-verify=false', `docker://${registry.host}/bench/image:v1`, `oci:${target}:v1`])))[1]);
+        rmSync(target, { recursive: true, force: true });
+      }
+      const size = statSync(big).size / MIB;
+      console.log(`registry pull (docker-registry on loopback, 2 gzip layers, ${size.toFixed(0)} MiB unpacked, ${rounds} rounds)`);
+      report([
+        ['Arbor: pull + verify + unpack, p50', `${(percentile(ours, 50) / 1000).toFixed(2)} s`],
+        ['skopeo copy to an OCI layout, p50', `${(percentile(skopeo, 50) / 1000).toFixed(2)} s`],
+        ['Arbor ÷ skopeo', `×${(percentile(ours, 50) / percentile(skopeo, 50)).toFixed(2)}`],
+      ]);
+    } finally {
+      await registry.stop();
     }
-    const size = statSync(big).size / MIB;
-    console.log(`registry pull (docker-registry on loopback, 2 gzip layers, ${size.toFixed(0)} MiB unpacked, ${rounds} rounds)`);
-    report([
-      ['Arbor: pull + verify + unpack, p50', `${(percentile(ours, 50) / 1000).toFixed(2)} s`],
-      ['skopeo copy to an OCI layout, p50', `${(percentile(skopeo, 50) / 1000).toFixed(2)} s`],
-      ['Arbor ÷ skopeo', `×${(percentile(ours, 50) / percentile(skopeo, 50)).toFixed(2)}`],
-    ]);
   } finally {
-    await registry.stop();
-    scratch?.unmount();
-    rmSync(work, { recursive: true, force: true });
+    close();
   }
 }
