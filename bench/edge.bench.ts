@@ -8,7 +8,8 @@ import { promisify } from 'node:util';
 import { InMemoryDriver } from '@arbor/hypervisor';
 import { startBenchArbor } from './embedded-client';
 import { startGuestHttpServer } from './guest-http-server';
-import { interleaved, interleavedGets } from './http-gets';
+import { startHaproxy } from './haproxy-yardstick';
+import { type GetTarget, interleaved, interleavedGets } from './http-gets';
 import { percentile, report, spreadOf, timed } from './stats';
 
 const run = promisify(execFile);
@@ -112,7 +113,8 @@ async function sshUntilItAnswers(args: string[]): Promise<void> {
 
 /**
  * Into real machines (`driver`): SSH connect → first command output through the edge against
- * straight to the VM's address, an HTTP GET likewise (a server in the VM), and create → reachable
+ * straight to the VM's address, an HTTP GET likewise (a server in the VM; beside the edge, a bare
+ * Node proxy and, when installed, HAProxy forwarding TCP and routing by Host), and create → reachable
  * by SSH through the edge (each VM's own network and SSH server): the time from asking for the VM
  * to its first SSH command answering, its key fetched as the Vers CLI does; the deletion is not
  * timed. Any failure fails the benchmark (and `npm run bench`) with its reason.
@@ -154,20 +156,30 @@ export async function benchEdgeVms(driver: 'sandbox' | 'qemu', rounds = 20): Pro
       const response = await fetch(bench.arbor.url + path, { method, headers: { authorization: `Bearer ${bench.arbor.createdAdminKey}`, 'content-type': 'application/json' }, body: JSON.stringify(options.body) });
       return { status: response.status, json: await response.json().catch(() => undefined) };
     }, vm_id, 8080);
+    const host = `${vm_id}.vm.${DOMAIN}:8080`;
     const bare = await startBareProxy(ip, 8080);
-    // A GET is a millisecond: many rounds, so that the p50s (and their ratio) settle on a busy machine.
-    const { httpDirect, httpBare, httpEdge } = await interleavedGets(rounds * 25, {
+    // Two C proxies beside it: one forwarding TCP (a second hop alone), one routing by Host as the edge does.
+    const haproxies = { httpHaproxyTcp: await startHaproxy(ip, 8080, 'tcp'), httpHaproxyHttp: await startHaproxy(ip, 8080, { http: host }) };
+    const series: Record<string, GetTarget> = {
       httpDirect: { host: ip, port: 8080, hostHeader: `[${ip}]:8080` },
-      httpBare: { port: bare.port, hostHeader: `${vm_id}.vm.${DOMAIN}:8080` },
-      httpEdge: { port: bench.arbor.edge.httpPort!, hostHeader: `${vm_id}.vm.${DOMAIN}:8080` },
+      httpBare: { port: bare.port, hostHeader: host },
+      httpEdge: { port: bench.arbor.edge.httpPort!, hostHeader: host },
+    };
+    for (const [name, haproxy] of Object.entries(haproxies)) if (haproxy) series[name] = { port: haproxy.port, hostHeader: host };
+    // A GET is a millisecond: many rounds, so that the p50s (and their ratio) settle on a busy machine.
+    const { httpDirect, httpBare, httpEdge, httpHaproxyTcp, httpHaproxyHttp } = await interleavedGets(rounds * 25, series).finally(() => {
+      bare.close();
+      Object.values(haproxies).forEach((haproxy) => haproxy?.close());
     });
-    bare.close();
+    const haproxyLine = (gets: number[] | undefined) => (gets ? `${spreadOf(gets)}; p50 ${ratio(gets, httpDirect)} of straight` : 'skipped: haproxy is not installed');
     report([
       ['create (wait_boot) → reachable by SSH through the edge', spreadOf(created)],
       ['SSH connect → first output, straight to the VM', spreadOf(sshDirect)],
       ['SSH connect → first output, through the edge', `${spreadOf(sshEdge)}; ${ratio(sshEdge, sshDirect)} of straight (goal ≤ 1.3×)`],
       ['HTTP GET straight to the VM', spreadOf(httpDirect)],
       ['HTTP GET through a bare Node proxy', `${spreadOf(httpBare)}; p50 ${ratio(httpBare, httpDirect)} of straight`],
+      ['HTTP GET through HAProxy (C) forwarding TCP', haproxyLine(httpHaproxyTcp)],
+      ['HTTP GET through HAProxy (C) routing by Host', haproxyLine(httpHaproxyHttp)],
       ['HTTP GET through the edge', `${spreadOf(httpEdge)}; p50 ${ratio(httpEdge, httpDirect)} of straight (goal ≤ 1.3×), ${ratio(httpEdge, httpBare)} of the bare proxy`],
     ]);
   } finally {

@@ -5,6 +5,7 @@
  */
 export const GUEST_HTTP_SERVER = String.raw`
 use strict; use IO::Socket::IP;
+$SIG{PIPE} = 'IGNORE'; # a client gone before its answer must not end the server
 my $port = shift or die "usage: httpd.pl PORT\n";
 my $server = IO::Socket::IP->new(LocalHost => '::', LocalPort => $port, Listen => 64, ReuseAddr => 1, V6Only => 0) or die "listen: $@\n";
 open(my $ready, '>', "/root/httpd-$port.ready"); close $ready;
