@@ -74,8 +74,8 @@ export async function benchDriver(kind: DriverKind, rounds: number): Promise<voi
         { ops: rounds, execs: counts.execs },
       );
       const overlay = { name: 'overlay mount', samples: bare.overlayMount };
-      const exec = { name: 'runc exec true', samples: bare.runcExecTrue };
-      const freezer = { name: 'runc pause → resume', samples: bare.freezerCycle };
+      const exec = { name: `${bare.runtime} exec true`, samples: bare.runtimeExecTrue };
+      const freezer = { name: `${bare.runtime} pause → resume`, samples: bare.freezerCycle };
       const copy = { name: 'cp -a upper', samples: bare.copyUpper };
       printRows([
         { what: 'create (warm pool) → first exec answered', driver: samples.createToExec, bare: [overlay, exec] },

@@ -2,14 +2,16 @@ import { execFile } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { baseRootfsPath, MachineLayout, OciRuntime } from '@arbor/hypervisor/primitives';
+import { baseRootfsPath, MachineLayout, OciRuntime, runtimeOf } from '@arbor/hypervisor/primitives';
 import { timed } from './stats';
 
 const run = promisify(execFile);
 const HOST_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
 
 export interface SandboxPrimitiveSamples {
-  runcExecTrue: number[];
+  /** The OCI runtime the machine runs under (crun or runc), whose calls are measured. */
+  runtime: string;
+  runtimeExecTrue: number[];
   overlayMount: number[];
   freezerCycle: number[];
   copyUpper: number[];
@@ -30,15 +32,17 @@ export interface SandboxTarget {
  * machines, with none of the driver's bookkeeping: the floor its operations stand on.
  */
 export async function measureSandboxPrimitives(target: SandboxTarget, counts: { ops: number; execs: number }): Promise<SandboxPrimitiveSamples> {
-  const samples: SandboxPrimitiveSamples = { runcExecTrue: [], overlayMount: [], freezerCycle: [], copyUpper: [] };
-  const runtime = new OciRuntime(join(target.stateDir, '.runc'));
-  // A machine claimed from the warm pool runs under the id it was booted with.
+  // A machine claimed from the warm pool runs under the id it was booted with; the runtime its record names.
   const layout = new MachineLayout(target.stateDir, target.vm_id);
-  const container = (await layout.readRecord())?.container ?? target.vm_id;
+  const record = await layout.readRecord();
+  const container = record?.container ?? target.vm_id;
+  const name = runtimeOf(record);
+  const runtime = new OciRuntime(join(target.stateDir, `.${name}`), name);
+  const samples: SandboxPrimitiveSamples = { runtime: name, runtimeExecTrue: [], overlayMount: [], freezerCycle: [], copyUpper: [] };
   const exec = ['--root', runtime.root, 'exec', container, 'true'];
-  for (let i = 0; i < counts.execs; i++) samples.runcExecTrue.push((await timed(() => run('runc', exec, { env: HOST_ENV })))[1]);
+  for (let i = 0; i < counts.execs; i++) samples.runtimeExecTrue.push((await timed(() => run(name, exec, { env: HOST_ENV })))[1]);
 
-  // The runtime's freezer: runc pause then resume, each waited out by runc. Measured after the
+  // The runtime's freezer: pause then resume, each waited out by the runtime. Measured after the
   // driver benchmark's pause watch.
   for (let i = 0; i < counts.ops; i++) {
     samples.freezerCycle.push((await timed(async () => {

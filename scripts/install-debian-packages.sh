@@ -6,7 +6,8 @@ set -eu
 packages=""
 for purpose in "$@"; do
   case "$purpose" in
-    # sandbox driver: runc runs its machines (OCI runtime); debootstrap builds its base root
+    # sandbox driver: crun runs its machines (OCI runtime), runc where crun cannot (and the
+    # machines started under it before crun was chosen); debootstrap builds its base root
     # filesystem; btrfs-progs its machine disks; util-linux losetup/findmnt/nsenter; openssh-client
     # ssh and ssh-keygen, which the tests reach and check machines with (host keys are made
     # in-process; host locks are held by perl, which every Debian has); iproute2 and nftables the
@@ -15,7 +16,7 @@ for purpose in "$@"; do
     # the guest kit every machine runs from /.arbor (the static helper, Debian's sshd and qemu-ga
     # made to run in any root); busybox-static is in the kit and in the image tests' bare root.
     # strace shows the tests that machines and snapshots are fsynced into place.
-    sandbox) packages="$packages runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables git gcc libc6-dev patchelf busybox-static strace" ;;
+    sandbox) packages="$packages crun runc debootstrap util-linux btrfs-progs openssh-client ca-certificates iproute2 nftables git gcc libc6-dev patchelf busybox-static strace" ;;
     # qemu driver: the emulator and qemu-img; debootstrap, busybox-static, cpio and e2fsprogs build
     # its guest image (root disk, initramfs) and images' disks; gcc, libc6-dev and patchelf the
     # guest kit (as for the sandbox); iproute2 and nftables the machines' networks; git the

@@ -35,6 +35,17 @@ describeUnless(skipReason)('openDriver (HYPERVISOR=auto on this host)', () => {
     expect(lines[0]).toContain(kvmRuledOut);
   });
 
+  it('runs sandbox machines under crun by default where crun runs, and under runc when asked (ARBOR_SANDBOX_RUNTIME)', async () => {
+    const opened = async (runtime?: string) => {
+      const lines: string[] = [];
+      await openDriver(loadConfig({ ...process.env, HYPERVISOR: 'sandbox', ARBOR_DATA_DIR: dataDir, ARBOR_SANDBOX_RUNTIME: runtime }), (line) => lines.push(line));
+      return lines;
+    };
+    expect(await opened()).toEqual([expect.stringMatching(/^hypervisor: using sandbox \(crun version [\w.+~]+ \(crun preferred.*\): user namespaces/)]);
+    expect(await opened('runc')).toEqual([expect.stringMatching(/^hypervisor: using sandbox \(runc version [\w.+~]+ \(ARBOR_SANDBOX_RUNTIME=runc\): user namespaces/)]);
+    expect(() => loadConfig({ ARBOR_SANDBOX_RUNTIME: 'kata' })).toThrow('ARBOR_SANDBOX_RUNTIME must be auto, crun or runc (got "kata")');
+  });
+
   it('takes qemu when asked by name, TCG or not', async () => {
     const lines: string[] = [];
     const driver = await openDriver(loadConfig({ ...process.env, HYPERVISOR: 'qemu', ARBOR_DATA_DIR: dataDir }), (line) => lines.push(line));

@@ -3,7 +3,7 @@ import type { ArborConfig } from '@arbor/application';
 import { VM_CONFIG_DEFAULTS } from '@arbor/domain';
 import { type HypervisorDriver, QemuDriver, SandboxDriver, selectDriver } from '@arbor/hypervisor';
 
-type DriverPaths = Pick<ArborConfig, 'dataDir' | 'cacheDir'> & Partial<Pick<ArborConfig, 'vmNetwork' | 'sandboxWarmPool' | 'sandboxDiskPool'>>;
+type DriverPaths = Pick<ArborConfig, 'dataDir' | 'cacheDir'> & Partial<Pick<ArborConfig, 'vmNetwork' | 'sandboxWarmPool' | 'sandboxDiskPool' | 'sandboxRuntime'>>;
 
 /**
  * Machines, snapshots and built images live in the data directory; the built-in base images and
@@ -21,7 +21,7 @@ const paths = (config: DriverPaths, driver: string) => ({
 export function createSandboxDriver(config: DriverPaths, log?: (line: string) => void): SandboxDriver {
   const { vcpu_count, mem_size_mib, fs_size_mib } = VM_CONFIG_DEFAULTS;
   const warmPool = { size: config.sandboxWarmPool ?? 0, shape: { vcpu_count, mem_size_mib, fs_size_mib } };
-  return new SandboxDriver({ ...paths(config, 'sandbox'), warmPool, spareDisks: config.sandboxDiskPool ?? 0, log });
+  return new SandboxDriver({ ...paths(config, 'sandbox'), warmPool, spareDisks: config.sandboxDiskPool ?? 0, runtime: config.sandboxRuntime, log });
 }
 
 export function createQemuDriver(config: DriverPaths, log?: (line: string) => void): QemuDriver {

@@ -42,6 +42,8 @@ export interface ArborConfig {
   sandboxWarmPool: number;
   /** Sandbox disks formatted and mounted ahead for machines booted cold (ARBOR_SANDBOX_DISK_POOL). */
   sandboxDiskPool: number;
+  /** The OCI runtime new sandbox machines run under (ARBOR_SANDBOX_RUNTIME): auto (crun where it runs, else runc), crun or runc. */
+  sandboxRuntime: 'auto' | 'crun' | 'runc';
   /** The name of the org made at first start (public repositories are `<org name>/<repo>`). */
   orgName: string;
   /** How the webhook deliverer tries (attempts, backoff, request timeout). */
@@ -99,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     workerConcurrency: positiveSetting(env, 'ARBOR_WORKER_CONCURRENCY', defaultWorkerConcurrency()),
     sandboxWarmPool: wholeSetting(env, 'ARBOR_SANDBOX_WARM_POOL', 2),
     sandboxDiskPool: wholeSetting(env, 'ARBOR_SANDBOX_DISK_POOL', 2),
+    sandboxRuntime: loadSandboxRuntime(env),
     orgName: env.ARBOR_ORG_NAME || 'default',
     webhooks: loadWebhookSettings(env),
     sseHeartbeatMs: positiveSetting(env, 'ARBOR_SSE_HEARTBEAT_MS', 15_000),
@@ -113,6 +116,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     deploy: loadDeployConfig(env),
     images: loadImageSettings(env, dataDir),
   };
+}
+
+function loadSandboxRuntime(env: NodeJS.ProcessEnv): ArborConfig['sandboxRuntime'] {
+  const runtime = (env.ARBOR_SANDBOX_RUNTIME ?? 'auto').toLowerCase();
+  if (runtime !== 'auto' && runtime !== 'crun' && runtime !== 'runc') {
+    throw new Error(`ARBOR_SANDBOX_RUNTIME must be auto, crun or runc (got "${env.ARBOR_SANDBOX_RUNTIME}")`);
+  }
+  return runtime;
 }
 
 function loadVmNetworkSettings(env: NodeJS.ProcessEnv): VmNetworkSettings {

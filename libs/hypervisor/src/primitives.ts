@@ -14,7 +14,7 @@ export { isAlive } from './host/process-identity';
 export { baseRootfsPath } from './sandbox/base-rootfs';
 export { OciRuntime } from './sandbox/oci-runtime';
 export { MachineFreezer } from './sandbox/machine-freezer';
-export { MachineLayout } from './sandbox/machine-layout';
+export { MachineLayout, runtimeOf } from './sandbox/machine-layout';
 export { HostNetwork } from './network/host-network';
 export { NETWORK_REGISTRY_DIR } from './network/network-leases';
 export { busyboxRoot, minbaseRoot } from './images/sample-roots';

@@ -15,6 +15,14 @@ const STOPPED_EXIT_CODE = 137;
 /** Node fires a timer longer than 2^31 - 1 ms at once: a longer timeout (24.8 days) waits that long. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
+/** The process group of `pid`, as the host sees it (field 5 of /proc/<pid>/stat); null once it is gone. */
+async function processGroupOf(pid: number): Promise<number | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return null;
+  const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  return Number.isInteger(group) ? group : null;
+}
+
 /**
  * ExecSpec, but stdin may be bytes (the driver's own file writes pass binary content through it),
  * and a KEY=VALUE file in the machine may set the environment before `env` does.
@@ -30,14 +38,14 @@ export interface ContainerExecTarget {
 }
 
 /**
- * Runs argv inside the machine through `runc exec`, so the process gets exactly the machine's
+ * Runs argv inside the machine through the runtime's `exec`, so the process gets exactly the machine's
  * confinement (user, PID, mount, IPC, UTS and cgroup namespaces, cgroups, capabilities, seccomp,
- * no_new_privs), and there the machine's perl runs the ordered-exec program (ordered-output.ts):
+ * no_new_privs), and there the guest kit's helper runs the ordered exec (ordered-output.ts):
  * it builds the environment (DEFAULT_EXEC_ENV, then the environment file as the machine has it,
  * then spec.env; nothing of the host's, and the file is read inside the machine, so a symlink
  * resolves there), enters the working directory (default /) and runs argv without a shell
  * interpreting it, with stdout and stderr chunks in the order the command wrote them. The exec
- * ends when the command exits. While the consumer asks to wait (ExecChunkHandler), runc's pipes
+ * ends when the command exits. While the consumer asks to wait (ExecChunkHandler), the runtime's pipes
  * are not read, so the command's writes block; once `signal` aborts, the command is killed and
  * whatever it still wrote is dropped.
  */
@@ -63,11 +71,17 @@ export function execInContainer(
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { PATH: DEFAULT_EXEC_ENV.PATH },
     });
-    // runc makes the process a session leader in the machine: its process group holds everything
-    // the command started, and killing runc alone would leave it running.
+    // The runtime puts the process in a session of its own in the machine (runc makes it the
+    // session leader; crun a process of its own that forks it, then exits): that process group
+    // holds everything the command started, and killing the runtime alone would leave it running.
     const killAll = async () => {
       const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-      if (pid > 1) killQuietly(-pid);
+      if (pid > 1) {
+        const group = await processGroupOf(pid);
+        if (group !== null && group > 1) killQuietly(-group);
+        killQuietly(-pid);
+        killQuietly(pid);
+      }
       killQuietly(-child.pid!);
     };
     let timedOut = false;
@@ -98,7 +112,7 @@ export function execInContainer(
     };
     if (spec.signal?.aborted) stop();
     spec.signal?.addEventListener('abort', stop, { once: true });
-    // stdout carries the command's records; stderr only what runc or perl itself says.
+    // stdout carries the command's records; stderr only what the runtime or the guest helper itself says.
     const decoder = new OrderedOutputDecoder(onChunk);
     child.stdout.on('data', (data: Buffer) => {
       if (failure || stopped) return;
@@ -118,7 +132,7 @@ export function execInContainer(
     const settle = async (outcome: () => void) => {
       clearTimeout(timer);
       spec.signal?.removeEventListener('abort', stop);
-      // A process that outlived runc (killed on timeout) must not outlive the exec either.
+      // A process that outlived the runtime (killed on timeout) must not outlive the exec either.
       if (timedOut || failure || stopped) await killAll();
       await rm(pidFile, { force: true });
       outcome();

@@ -3,6 +3,7 @@ import type { MachineSpec } from '../hypervisor-driver.port';
 import { MachineDirectory } from '../host/machine-directory';
 import type { ProcessIdentity } from '../host/process-identity';
 import { isSafeId } from '../host/safe-id';
+import type { OciRuntimeName } from './oci-runtime';
 import type { LayerChain } from './snapshot-store';
 
 /** What the driver remembers about a machine on disk, so a restarted worker finds it again. */
@@ -15,10 +16,17 @@ export interface MachineRecord {
   /** The container's init, absent while the machine is being set up (it already holds its snapshot layers then). */
   init?: ProcessIdentity;
   /**
-   * The id the machine runs under (its runc container, its cgroups, its root's mount point), when
+   * The id the machine runs under (its container, its cgroups, its root's mount point), when
    * not its vm_id: a warm machine claimed by a VM keeps the id it was booted with (warm-pool.ts).
    */
   container?: string;
+  /** The OCI runtime its container runs under, for life (absent: runc, as before crun could be chosen). */
+  runtime?: OciRuntimeName;
+}
+
+/** The runtime a machine's container runs under. */
+export function runtimeOf(record: MachineRecord | null): OciRuntimeName {
+  return record?.runtime ?? 'runc';
 }
 
 /** The id a machine's container, cgroups and root mount go by. */

@@ -6,18 +6,27 @@ import { DEFAULT_EXEC_ENV } from '../guest-environment';
 import { runCommand } from '../host/run-command';
 
 /**
- * runc, the OCI runtime the sandbox runs machines with. Chosen over crun (both are in Debian 12):
- * runc is the OCI reference implementation that Docker, containerd and Kubernetes run by default,
- * and crun 1.8 refuses to start any container on a host with the hybrid cgroup layout (cgroup v1
- * controllers plus a cgroup2 hierarchy that offers a controller, as on this project's hosts:
- * "cgroups in hybrid mode not supported"), while runc runs on v1, hybrid and v2 alike. Its cost:
- * a Go binary, so each call takes tens of milliseconds where crun takes a few.
+ * The OCI runtimes the sandbox runs machines with, both in Debian 12 and both speaking the same
+ * command line (run --detach, exec --pid-file, state, pause, resume, delete) over the same
+ * config.json:
+ * - crun (C): a few milliseconds a call (run ~20 ms with the machine's network hook, exec ~5 ms
+ *   on this project's hosts), preferred wherever it runs (runtime-choice.ts). crun 1.8 refuses a
+ *   host with the hybrid cgroup layout whose cgroup2 hierarchy offers a controller ("cgroups in
+ *   hybrid mode not supported, drop all controllers from cgroupv2"); the driver can give such a
+ *   controller a v1 hierarchy of its own (hybrid-cgroups.ts).
+ * - runc (Go), the OCI reference implementation: tens of milliseconds a call, but it runs on v1,
+ *   hybrid and v2 alike; the fallback, and what machines started before crun was chosen go on with.
  *
- * Its state (one directory per container) lives under `root`, inside the driver's state directory,
- * so a restarted worker finds the machines again with the same runtime view.
+ * A runtime's state (one directory per container) lives under `root`, inside the driver's state
+ * directory, so a restarted worker finds the machines again with the same runtime view.
  */
+export type OciRuntimeName = 'crun' | 'runc';
+
+/** Where each runtime keeps a container's state under its root: what `knows` and `initPid` read. */
+const STATE_FILE: Record<OciRuntimeName, string> = { runc: 'state.json', crun: 'status' };
+
 export interface ContainerState {
-  /** runc's view: created, running, paused or stopped. */
+  /** The runtime's view: created, running, paused or stopped. */
   status: 'created' | 'running' | 'paused' | 'stopped';
   /** Host PID of the container's init (0 once stopped). */
   pid: number;
@@ -25,16 +34,16 @@ export interface ContainerState {
 
 /**
  * A subreaper for one container (perl: in every host and guest Debian): becomes the child
- * subreaper (prctl PR_SET_CHILD_SUBREAPER, syscall 157 on x86_64), runs `runc run --detach`,
+ * subreaper (prctl PR_SET_CHILD_SUBREAPER, syscall 157 on x86_64), runs `<runtime> run --detach`,
  * says "started" (or "failed <status>") on stdout and closes it, then reaps the container's init,
- * which runc's exit left to it, and exits when nothing is left to reap. runc and the container get
- * the log as stdout, never that pipe: they would hold it open.
+ * which the runtime's exit left to it, and exits when nothing is left to reap. The runtime and the
+ * container get the log as stdout, never that pipe: they would hold it open.
  */
 const CONTAINER_SHIM = String.raw`
 syscall(157, 36, 1, 0, 0, 0) == 0 or die "prctl(PR_SET_CHILD_SUBREAPER): $!\n";
-my $runc = fork() // die "fork: $!\n";
-if ($runc == 0) { open(STDOUT, '>&', \*STDERR) or die "stdout: $!\n"; exec(@ARGV) or die "exec $ARGV[0]: $!\n" }
-waitpid($runc, 0);
+my $runtime = fork() // die "fork: $!\n";
+if ($runtime == 0) { open(STDOUT, '>&', \*STDERR) or die "stdout: $!\n"; exec(@ARGV) or die "exec $ARGV[0]: $!\n" }
+waitpid($runtime, 0);
 my $status = $?;
 print STDOUT ($status == 0 ? "started\n" : "failed $status\n");
 close(STDOUT);
@@ -42,15 +51,18 @@ exit(1) if $status != 0;
 1 while wait() != -1;
 `;
 
-/** runc reads nothing of the worker's environment but PATH (for its own helpers). */
-const RUNC_ENV = { PATH: DEFAULT_EXEC_ENV.PATH };
+/** The runtime reads nothing of the worker's environment but PATH (for its own helpers). */
+const RUNTIME_ENV = { PATH: DEFAULT_EXEC_ENV.PATH };
 
 export class OciRuntime {
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    readonly name: OciRuntimeName = 'runc',
+  ) {}
 
   /**
    * Creates and starts container `id` from the bundle directory (its config.json), detached: the
-   * init, with its stdout and stderr in `logFile`, outlives the worker. runc itself exits once
+   * init, with its stdout and stderr in `logFile`, outlives the worker. The runtime exits once
    * the init runs, so the init is started under a small subreaper (CONTAINER_SHIM, what
    * containerd-shim does for containerd): left to whatever PID 1 the host has, a stopped init
    * would stay a zombie until that PID 1 got round to reaping it.
@@ -58,12 +70,12 @@ export class OciRuntime {
   async run(id: string, bundle: string, logFile: string): Promise<void> {
     const log = await open(logFile, 'a');
     try {
-      const shim = spawn('perl', ['-e', CONTAINER_SHIM, '--', 'runc', ...this.argv('run', '--detach', '--bundle', bundle, id)], {
+      const shim = spawn('perl', ['-e', CONTAINER_SHIM, '--', this.name, ...this.argv('run', '--detach', '--bundle', bundle, id)], {
         stdio: ['ignore', 'pipe', log.fd],
-        env: RUNC_ENV,
+        env: RUNTIME_ENV,
         detached: true,
       });
-      // The shim's one line says how runc's start went; then it is left to reap on its own.
+      // The shim's one line says how the runtime's start went; then it is left to reap on its own.
       const started = await new Promise<string>((resolve, reject) => {
         let line = '';
         shim.once('error', reject);
@@ -73,77 +85,79 @@ export class OciRuntime {
       shim.unref();
       if (started !== 'started') {
         const output = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
-        throw new Error(`runc run ${id} failed (${started || 'no answer'}): ${output}`);
+        throw new Error(`${this.name} run ${id} failed (${started || 'no answer'}): ${output}`);
       }
     } finally {
       await log.close();
     }
   }
 
-  /** The container's state, or null when runc has no such container. */
+  /** The container's state, or null when the runtime has no such container. */
   async state(id: string): Promise<ContainerState | null> {
-    try {
-      const { status, pid } = JSON.parse(await this.runc('state', id)) as ContainerState;
-      return { status, pid };
-    } catch (error) {
-      if (/container does not exist/.test((error as Error).message)) return null;
-      throw error;
-    }
+    if (!this.knows(id)) return null;
+    const { status, pid } = JSON.parse(await this.call('state', id)) as ContainerState;
+    return { status, pid };
   }
 
   /**
-   * The host PID of a container's init, as runc recorded it on creating the container (runc 1.x:
-   * `init_process_pid` in `<root>/<id>/state.json`): read from that file, not by starting a
-   * `runc state` (a Go binary: ~10 ms a call); asked of runc when the file does not say. Null when
-   * runc knows no such container or its init is gone.
+   * The host PID of a container's init, as the runtime recorded it on creating the container (runc
+   * 1.x: `init_process_pid` in `<root>/<id>/state.json`; crun: `pid` in `<root>/<id>/status`):
+   * read from that file, not by starting a runtime process; asked of the runtime when the file
+   * does not say. Null when the runtime knows no such container or its init is gone.
    */
   async initPid(id: string): Promise<number | null> {
-    const recorded = await readFile(join(this.root, id, 'state.json'), 'utf8')
-      .then((text) => (JSON.parse(text) as { init_process_pid?: unknown }).init_process_pid)
+    const field = this.name === 'runc' ? 'init_process_pid' : 'pid';
+    const recorded = await readFile(this.stateFile(id), 'utf8')
+      .then((text) => (JSON.parse(text) as Record<string, unknown>)[field])
       .catch(() => undefined);
     if (typeof recorded === 'number' && Number.isInteger(recorded) && recorded > 0) return recorded;
-    const state = await this.state(id);
+    const state = await this.state(id).catch(() => null);
     return state && state.pid > 0 ? state.pid : null;
   }
 
-  /** Freezes (runc pause) or thaws (runc resume) every process of the container: the cgroup freezer. */
+  /** Freezes (pause) or thaws (resume) every process of the container: the cgroup freezer. */
   async setPaused(id: string, paused: boolean): Promise<void> {
-    await this.runc(paused ? 'pause' : 'resume', id);
+    await this.call(paused ? 'pause' : 'resume', id);
   }
 
   /** Kills whatever runs in the container (thawing it first) and removes its cgroups and state. */
   async delete(id: string): Promise<void> {
-    await this.runc('delete', '--force', id);
+    await this.call('delete', '--force', id);
   }
 
-  /** Whether runc keeps state for container `id` (read from its state directory, no runc process). */
+  /** Whether the runtime keeps state for container `id` (read from its state directory, no runtime process). */
   knows(id: string): boolean {
-    return existsSync(join(this.root, id, 'state.json'));
+    return existsSync(this.stateFile(id));
   }
 
   /**
-   * Drops runc's state of a container whose processes and cgroups are gone (killed and removed by
-   * the driver: removeLeftoverCgroups), which is all `runc delete` would still do for it: a
-   * directory of its own under the runtime's root (runc 1.x: `<root>/<id>/state.json`).
+   * Drops the runtime's state of a container whose processes and cgroups are gone (killed and
+   * removed by the driver: removeLeftoverCgroups), which is all `delete` would still do for it: a
+   * directory of its own under the runtime's root (STATE_FILE).
    */
   async forget(id: string): Promise<void> {
     await rm(join(this.root, id), { recursive: true, force: true });
   }
 
   /**
-   * argv of `runc exec`: `argv` runs in the container with the init's confinement (namespaces,
+   * argv of `<runtime> exec`: `argv` runs in the container with the init's confinement (namespaces,
    * cgroups, capabilities, seccomp, no_new_privs); its host PID goes to `pidFile`. The process is
    * a session leader: killing its process group takes everything it started.
    */
   execArgv(id: string, pidFile: string, argv: string[]): string[] {
-    return ['runc', ...this.argv('exec', '--pid-file', pidFile, id, ...argv)];
+    // no_new_privs said again: runc takes it from the container's config, crun's exec only from this flag.
+    return [this.name, ...this.argv('exec', '--no-new-privs', '--pid-file', pidFile, id, ...argv)];
+  }
+
+  private stateFile(id: string): string {
+    return join(this.root, id, STATE_FILE[this.name]);
   }
 
   private argv(...args: string[]): string[] {
     return ['--root', this.root, ...args];
   }
 
-  private runc(...args: string[]): Promise<string> {
-    return runCommand('runc', this.argv(...args));
+  private call(...args: string[]): Promise<string> {
+    return runCommand(this.name, this.argv(...args));
   }
 }

@@ -33,9 +33,10 @@ import { isUnified } from './cgroup-probe';
 import { kitLayerPath } from './kit-layer';
 import { GUEST_IDS } from './guest-ids';
 import { machineCgroupDirs, machineCgroupPids } from './machine-cgroup-dirs';
-import { MACHINE_ROOTS_DIR } from './machine-layout';
+import { MACHINE_ROOTS_DIR, runtimeOf, type MachineRecord } from './machine-layout';
 import { OciRuntime } from './oci-runtime';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
+import type { OciRuntimeSetting } from './runtime-choice';
 import type { WarmPoolOptions } from './warm-pool';
 import { describeUnless, rootReason } from '../../../../test/support/skip-unless';
 import { indexOfCall, traceFileSyscalls } from '../../../../test/support/syscall-trace';
@@ -70,11 +71,12 @@ async function newDriver(
   log?: (line: string) => void,
   warmPool?: WarmPoolOptions,
   spareDisks?: number,
+  runtime?: OciRuntimeSetting,
 ): Promise<{ driver: SandboxDriver; stateDir: string; snapshotDir: string; imageDir: string }> {
   const stateDir = join(await newStateDir(), 'machines');
   const snapshotDir = await newStateDir();
   const imageDir = join(await newStateDir(), 'images');
-  const driver = new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log, warmPool, spareDisks });
+  const driver = new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, log, warmPool, spareDisks, runtime });
   drivers.push(driver);
   return { driver, stateDir, snapshotDir, imageDir };
 }
@@ -92,10 +94,19 @@ function overlayLowerDirs(merged: string): string[] {
   return lowerdir.split(':');
 }
 
+function recordOf(stateDir: string, vmId: string): MachineRecord {
+  return JSON.parse(readFileSync(join(stateDir, vmId, 'machine.json'), 'utf8')) as MachineRecord;
+}
+
 /** The id a machine runs under: its vm id, or the id of the warm machine it was claimed from. */
 function containerIdOf(stateDir: string, vmId: string): string {
-  const record = JSON.parse(readFileSync(join(stateDir, vmId, 'machine.json'), 'utf8')) as { container?: string };
-  return record.container ?? vmId;
+  return recordOf(stateDir, vmId).container ?? vmId;
+}
+
+/** The OCI runtime a machine's container runs under, as its record names it. */
+function runtimeOfMachine(stateDir: string, vmId: string): OciRuntime {
+  const name = runtimeOf(recordOf(stateDir, vmId));
+  return new OciRuntime(join(stateDir, `.${name}`), name);
 }
 
 /** Loop devices (by name) whose backing file is the disk image of machine `vmId`, wherever its directory went. */
@@ -367,15 +378,15 @@ describeAsRoot('SandboxDriver', () => {
       expect(indexOfCall(calls, fsyncOf(quoted(snapshotDir)), snapshotInPlace)).toBeGreaterThan(snapshotInPlace);
     }, 120_000);
 
-    it("pauses through the cgroup freezer in runc's view too: runc reports the machine paused, then running", async () => {
-      const runc = new OciRuntime(join(stateDir, '.runc'));
+    it("pauses through the cgroup freezer in the runtime's view too: it reports the machine paused, then running", async () => {
+      const runtime = runtimeOfMachine(stateDir, spec.vm_id);
       await driver.pause(spec.vm_id);
       try {
-        expect((await runc.state(spec.vm_id))?.status).toBe('paused');
+        expect((await runtime.state(spec.vm_id))?.status).toBe('paused');
       } finally {
         await driver.resume(spec.vm_id);
       }
-      expect((await runc.state(spec.vm_id))?.status).toBe('running');
+      expect((await runtime.state(spec.vm_id))?.status).toBe('running');
       expect((await execCollect(driver, spec.vm_id, { argv: ['echo', 'thawed'] })).stdout.toString()).toBe('thawed\n');
     });
 
@@ -531,6 +542,56 @@ describeAsRoot('SandboxDriver', () => {
       expect(await run(source, 'cat /root/parent')).toBe('parent\n');
     }, 5 * 60_000);
   });
+});
+
+/**
+ * runc, the runtime where crun cannot run (and the one machines started before crun was chosen
+ * go on under): the whole contract again on it, and a machine of it kept running under it by a
+ * restarted driver that prefers crun.
+ */
+describeAsRoot('SandboxDriver under runc (ARBOR_SANDBOX_RUNTIME=runc)', () => {
+  let runcStateDir: string;
+  let runcDriver: SandboxDriver;
+  describeHypervisorDriverContract(
+    'sandbox under runc',
+    async () => {
+      const { driver, stateDir } = await newDriver(undefined, undefined, undefined, 'runc');
+      runcStateDir = stateDir;
+      runcDriver = driver;
+      return driver;
+    },
+    { footprint: (vmId) => footprint(runcDriver, runcStateDir, vmId), expectShape: expectLimitsBite },
+  );
+
+  it('keeps a machine started under runc on runc after a restart that prefers crun, and starts new ones under crun', async () => {
+    const { driver, stateDir, snapshotDir, imageDir } = await newDriver(undefined, undefined, undefined, 'runc');
+    const old = machineSpec();
+    await driver.create(old);
+    expect(runtimeOfMachine(stateDir, old.vm_id).name).toBe('runc');
+    const restarted = new SandboxDriver({ stateDir, snapshotDir, imageDir, cacheDir, runtime: 'crun' });
+    drivers.push(restarted);
+    const fresh = machineSpec();
+    try {
+      await restarted.create(fresh);
+      expect(runtimeOfMachine(stateDir, fresh.vm_id).name).toBe('crun');
+      for (const vm of [old, fresh]) {
+        expect((await execCollect(restarted, vm.vm_id, { argv: ['hostname'] })).stdout.toString()).toBe(`${vm.identity.hostname}\n`);
+        const runtime = runtimeOfMachine(stateDir, vm.vm_id);
+        await restarted.pause(vm.vm_id);
+        expect((await runtime.state(vm.vm_id))?.status).toBe('paused');
+        await restarted.resume(vm.vm_id);
+      }
+      const snapshot = await restarted.commit(old.vm_id, `from-runc-${old.vm_id}`);
+      const child = snapshotMachineSpec();
+      await restarted.startFromSnapshot(snapshot.snapshot_id, child);
+      expect(runtimeOfMachine(stateDir, child.vm_id).name).toBe('crun');
+    } finally {
+      for (const machine of await restarted.list()) await restarted.destroy(machine.vm_id);
+    }
+    await restarted.reaped();
+    expect(existsSync(join(stateDir, '.runc', old.vm_id))).toBe(false);
+    expect(existsSync(join(stateDir, '.crun', fresh.vm_id))).toBe(false);
+  }, 120_000);
 });
 
 describeAsRoot('SandboxDriver warm pool', () => {

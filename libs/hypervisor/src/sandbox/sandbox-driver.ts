@@ -60,9 +60,10 @@ import { isMachineFrozen, removeLeftoverCgroups, thawMachine } from './machine-c
 import { MachineFreezer } from './machine-freezer';
 import { createMachineDisk, diskDeviceOf, growMachineDisk, releaseMachineDisk } from './machine-disk';
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
-import { containerOf, isSafeSnapshotId, MachineLayout, type MachineRecord } from './machine-layout';
+import { containerOf, isSafeSnapshotId, MachineLayout, runtimeOf, type MachineRecord } from './machine-layout';
 import { MachineReaper } from './machine-reaper';
-import { OciRuntime } from './oci-runtime';
+import { OciRuntime, type OciRuntimeName } from './oci-runtime';
+import { applyOciRuntimePlan, planOciRuntime, type OciRuntimeSetting } from './runtime-choice';
 import { mountOverlayRoot } from './overlay-root';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
 import { refreshSshEnvironment } from './sshd-environment';
@@ -88,6 +89,8 @@ export interface SandboxDriverOptions {
    * the machines': it starts at the warm pool's shape.
    */
   spareDisks?: number;
+  /** The OCI runtime new machines run under (runtime-choice.ts); default auto: crun where it runs, else runc. */
+  runtime?: OciRuntimeSetting;
   log?: (line: string) => void;
 }
 
@@ -99,7 +102,7 @@ export interface SandboxDriverOptions {
  */
 export const MAX_SNAPSHOT_LAYERS = 16;
 
-const HOST_TOOLS = ['runc', 'perl', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'cp', ...NETWORK_TOOLS];
+const HOST_TOOLS = ['perl', 'losetup', 'findmnt', 'mkfs.btrfs', 'btrfs', 'cp', ...NETWORK_TOOLS];
 /** What building the guest kit takes (once per host; kit/guest-kit.ts). */
 const KIT_TOOLS = ['debootstrap', 'gcc', 'patchelf', 'chroot'];
 
@@ -108,7 +111,7 @@ const INIT = [KIT_PATHS.init, 'sandbox'];
 
 
 /**
- * Machines as containers of the OCI runtime runc (oci-runtime.ts, container-config.ts): a user
+ * Machines as containers of an OCI runtime, crun or runc (oci-runtime.ts, container-config.ts): a user
  * namespace whose root is an unprivileged host id (guest-ids.ts), their own PID, mount, IPC, UTS,
  * cgroup and network namespaces, a reduced capability set, Docker's seccomp profile, no_new_privs, a device
  * allow-list, masked and read-only kernel paths, and memory/cpu/pids limits and the freezer on
@@ -129,8 +132,11 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly stateDir: string;
   private readonly snapshots: SnapshotStore;
   private readonly locks = new MachineLocks();
-  private readonly runtime: OciRuntime;
-  /** Pause, resume and a commit's freeze: the cgroup freezer, as runc pause/resume, without a runc process. */
+  /** Both runtimes' views; each machine is run by the one its record names, for life. */
+  private readonly runtimes: Record<OciRuntimeName, OciRuntime>;
+  /** The runtime new machines run under, settled at first need (runtime-choice.ts). */
+  private preferred: Promise<OciRuntime> | null = null;
+  /** Pause, resume and a commit's freeze: the cgroup freezer, as the runtime's pause/resume, without a runtime process. */
   private readonly freezer = new MachineFreezer();
   private readonly network: HostNetwork;
   /** Machines booted ahead that a create claims (size 0: none). */
@@ -152,7 +158,7 @@ export class SandboxDriver implements HypervisorDriver {
     this.stateDir = resolve(options.stateDir);
     this.snapshots = new SnapshotStore(resolve(options.snapshotDir));
     // Under the state directory: a restarted worker sees the containers the last one started.
-    this.runtime = new OciRuntime(join(this.stateDir, '.runc'));
+    this.runtimes = { runc: new OciRuntime(join(this.stateDir, '.runc'), 'runc'), crun: new OciRuntime(join(this.stateDir, '.crun'), 'crun') };
     this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, this.stateDir, this.log);
     this.images = new ImageStore(resolve(options.imageDir ?? `${options.snapshotDir}.images`));
     this.reaper = new MachineReaper(join(this.stateDir, '.reap'), (layout) => this.reap(layout), this.log);
@@ -172,7 +178,7 @@ export class SandboxDriver implements HypervisorDriver {
         return this.bootMachine(layout, network, NO_GROUP, this.movableBundle(layout.container));
       },
       destroy: (layout: MachineLayout) => this.teardown(layout, network),
-      refreshSshEnvironment: (layout: MachineLayout) => refreshSshEnvironment(this.execTarget(layout)),
+      refreshSshEnvironment: (layout: MachineLayout, record: MachineRecord) => refreshSshEnvironment(this.execTarget(layout, record)),
       log: this.log,
     };
     return new WarmPool(host, options);
@@ -183,8 +189,10 @@ export class SandboxDriver implements HypervisorDriver {
     if (process.getuid?.() !== 0) return { ok: false, reason: 'needs root (the OCI runtime, mounts, cgroups)' };
     const missing = await missingTools(HOST_TOOLS);
     if (missing.length > 0) {
-      return { ok: false, reason: `${missing.join(', ')} not installed (runc, perl, util-linux, btrfs-progs, coreutils, iproute2, nftables)` };
+      return { ok: false, reason: `${missing.join(', ')} not installed (perl, util-linux, btrfs-progs, coreutils, iproute2, nftables)` };
     }
+    const runtime = await planOciRuntime(this.options.runtime ?? 'auto').catch((error: Error) => error);
+    if (runtime instanceof Error) return { ok: false, reason: runtime.message };
     const cgroups = await probeCgroups();
     if (!cgroups.ok) return { ok: false, reason: cgroups.reason };
     const filesystems = await readFile('/proc/filesystems', 'utf8');
@@ -201,16 +209,17 @@ export class SandboxDriver implements HypervisorDriver {
       const kitTools = await missingTools(KIT_TOOLS);
       if (kitTools.length > 0) return { ok: false, reason: `no guest kit cached and cannot build one: missing ${kitTools.join(', ')} (apt debootstrap gcc libc6-dev patchelf)` };
     }
-    const runc = (await runCommand('runc', ['--version'])).split('\n')[0];
+    const version = (await runCommand(runtime.name, ['--version'])).split('\n')[0];
     return {
       ok: true,
       reason:
-        `${runc}: user namespaces (guest root = host uid ${GUEST_IDS.hostFirst}), seccomp, no_new_privs + ` +
+        `${version} (${runtime.reason}): user namespaces (guest root = host uid ${GUEST_IDS.hostFirst}), seccomp, no_new_privs + ` +
         `overlayfs + btrfs loop disks + ${cgroups.reason} + a network namespace per machine on bridge ${this.network.plan.bridge}`,
     };
   }
 
   async prepare(): Promise<void> {
+    await this.preferredRuntime();
     await ensureBaseRootfs(this.options.cacheDir, this.log);
     await this.kit();
     await this.network.ensureReady();
@@ -220,6 +229,22 @@ export class SandboxDriver implements HypervisorDriver {
     await ensurePrivateDirectory(this.stateDir);
     await this.disks.start();
     await this.warm.start();
+  }
+
+  /**
+   * The runtime new machines run under: planned and, where the plan moves cgroup controllers,
+   * carried out once (logged); tried again after a failure.
+   */
+  private preferredRuntime(): Promise<OciRuntime> {
+    const setting = this.options.runtime ?? 'auto';
+    this.preferred ??= planOciRuntime(setting)
+      .then((plan) => applyOciRuntimePlan(setting, plan, this.log))
+      .then((plan) => {
+        this.log(`sandbox: new machines run under ${plan.name} (${plan.reason})`);
+        return this.runtimes[plan.name];
+      });
+    this.preferred.catch(() => (this.preferred = null));
+    return this.preferred;
   }
 
   private kit(): Promise<SandboxKit> {
@@ -368,6 +393,7 @@ export class SandboxDriver implements HypervisorDriver {
     const cgroups = await probeCgroups();
     if (!cgroups.ok) throw new Error(`machine ${spec.vm_id} cannot get its limits: ${cgroups.reason}`);
     const { layer: kitLayer } = await this.kit();
+    const runtime = await this.preferredRuntime();
     // The network (host lock, nft) and the files (disk, layers, mounts) do not depend on each
     // other: made at once. Both are settled before a failure goes up, so the caller's teardown
     // finds all that was made.
@@ -398,11 +424,11 @@ export class SandboxDriver implements HypervisorDriver {
       await ensurePrivateDirectory(bundle);
       await writeJsonAtomic(join(bundle, 'config.json'), config, { mode: 0o600 });
     }
-    await this.runtime.run(id, bundle, layout.initLog);
-    const pid = await this.runtime.initPid(id);
+    await runtime.run(id, bundle, layout.initLog);
+    const pid = await runtime.initPid(id);
     const init = pid ? await identify(pid) : null;
     if (!init) throw new Error(`sandbox init of ${spec.vm_id} vanished right after starting`);
-    await layout.writeRecord({ ...record, init });
+    await layout.writeRecord({ ...record, init, runtime: runtime.name });
     await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS, () => isAlive(init));
     this.log(`sandbox: machine ${spec.vm_id} running (init pid ${init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
     return { vm_id: spec.vm_id, state: 'running', pid: init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
@@ -468,13 +494,14 @@ export class SandboxDriver implements HypervisorDriver {
     const detached = network?.detach(layout.vmId);
     try {
       // Everything in the machine's cgroups is killed (thawed first) and the cgroups removed by
-      // the driver itself, then runc's state of it dropped: what `runc delete --force` does,
-      // without a runtime process (a Go binary: the dearest step of a destroy, and a hundred
-      // destroys would run one each). The init's death takes its whole PID namespace along; an
-      // init outside the cgroups (a crash before it joined them) is killed by its identity.
+      // the driver itself, then the runtime's state of it dropped: what `delete --force` does,
+      // without a runtime process (runc's, a Go binary, was the dearest step of a destroy, and a
+      // hundred destroys would run one each). The init's death takes its whole PID namespace
+      // along; an init outside the cgroups (a crash before it joined them) is killed by its
+      // identity. Both runtimes' state is looked for: a crash may come before the record names one.
       await removeLeftoverCgroups(id);
       if (record?.init && !(await killAndWait(record.init))) throw new Error(`sandbox init ${record.init.pid} survived SIGKILL`);
-      if (this.runtime.knows(id)) await this.runtime.forget(id);
+      for (const runtime of Object.values(this.runtimes)) if (runtime.knows(id)) await runtime.forget(id);
       await rm(this.movableBundle(id), { recursive: true, force: true });
     } finally {
       await detached;
@@ -536,26 +563,26 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   async exec(vm_id: string, spec: ExecSpec, onChunk: ExecChunkHandler): Promise<ExecResult> {
-    const { layout } = await this.requireRunning(vm_id);
+    const { layout, record } = await this.requireRunning(vm_id);
     // Like a login: defaults, then the machine's /etc/environment (read inside it), then spec.env.
-    return execInContainer(this.execTarget(layout), { ...spec, environmentFile: '/etc/environment' }, onChunk);
+    return execInContainer(this.execTarget(layout, record), { ...spec, environmentFile: '/etc/environment' }, onChunk);
   }
 
   async readFile(vm_id: string, path: string, options: ReadFileOptions = {}): Promise<Buffer> {
-    const { layout } = await this.requireRunning(vm_id);
-    return readGuestFile(this.execTarget(layout), path, options.max_bytes);
+    const { layout, record } = await this.requireRunning(vm_id);
+    return readGuestFile(this.execTarget(layout, record), path, options.max_bytes);
   }
 
   async writeFile(vm_id: string, path: string, content: Buffer, options: WriteFileOptions = {}): Promise<void> {
-    const { layout } = await this.requireRunning(vm_id);
-    await writeGuestFile(this.execTarget(layout), path, content, {
+    const { layout, record } = await this.requireRunning(vm_id);
+    await writeGuestFile(this.execTarget(layout, record), path, content, {
       mode: options.mode ?? 0o644,
       createDirs: options.create_dirs ?? false,
     });
   }
 
-  private execTarget(layout: MachineLayout): ContainerExecTarget {
-    return { runtime: this.runtime, id: layout.container, scratchDir: layout.dir };
+  private execTarget(layout: MachineLayout, record: MachineRecord): ContainerExecTarget {
+    return { runtime: this.runtimes[runtimeOf(record)], id: layout.container, scratchDir: layout.dir };
   }
 
   /**
@@ -734,7 +761,7 @@ export class SandboxDriver implements HypervisorDriver {
   }
 
   /** The machine runs: a process entering a frozen machine would hang, so a paused one is refused. */
-  private async requireRunning(vm_id: string): Promise<{ layout: MachineLayout; init: ProcessIdentity }> {
+  private async requireRunning(vm_id: string): Promise<{ layout: MachineLayout; record: MachineRecord; init: ProcessIdentity }> {
     // A commit freezes the machine for a moment: wait for it rather than refuse, as qemu does.
     await this.locks.idle(vm_id);
     const live = await this.requireLive(vm_id);

@@ -30,7 +30,7 @@ export interface WarmPoolHost {
   /** Tears down whatever the machine in `layout` holds, its lease (by its warm id) included; idempotent. */
   destroy(layout: MachineLayout): Promise<void>;
   /** Has the running machine in `layout` serve its /etc/environment as it is now over SSH (sshd-environment.ts). */
-  refreshSshEnvironment(layout: MachineLayout): Promise<void>;
+  refreshSshEnvironment(layout: MachineLayout, record: MachineRecord): Promise<void>;
   log: (line: string) => void;
 }
 
@@ -114,10 +114,10 @@ export class WarmPool extends ReadyPool<MachineShape> {
     await rewriteIdentityLayer(warm.identity, spec);
     await setMachineHostname(record.init.pid, hostnameOf(spec));
     // An exec in the machine (tens of milliseconds), so only when there is something to say.
-    if (Object.keys(spec.env).length > 0) await this.host.refreshSshEnvironment(warm);
+    if (Object.keys(spec.env).length > 0) await this.host.refreshSshEnvironment(warm, record);
     const lease = await this.host.network.adopt(id, spec.vm_id, spec.network_group);
     // Not fsync'd: the warm record already names the container, all a crash could need of this one.
-    const claimed: MachineRecord = { spec, source_snapshot_id: null, chain: record.chain, init: record.init, container: id };
+    const claimed: MachineRecord = { spec, source_snapshot_id: null, chain: record.chain, init: record.init, container: id, runtime: record.runtime };
     await warm.writeRecord(claimed, { durable: false });
     // Onto the empty directory the claim made: one rename, the machine is the VM's.
     await rename(warm.dir, join(this.host.stateDir, spec.vm_id));
