@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '@arbor/application';
+import { type ArborConfig, loadConfig } from '@arbor/application';
 import { type HypervisorDriver, type MachineSpec, type SnapshotMachineSpec, chooseAccel } from '@arbor/hypervisor';
 import { MachineFreezer, readQemuBaseImage, QmpClient } from '@arbor/hypervisor/primitives';
 import { createQemuDriver, createSandboxDriver } from '../apps/vm-worker/src/open-driver';
@@ -40,7 +40,7 @@ interface Row {
 
 /**
  * Create, exec, commit and branch through the driver interface, next to the same primitives
- * called directly (a bare runc exec, runc pause/resume, QMP stop/cont, guest-exec …), so the driver's
+ * called directly (a bare runtime exec, its pause/resume, QMP stop/cont, guest-exec …), so the driver's
  * own overhead shows as a ratio. `rounds` creates, commits and branches (at least 5 for a p50
  * worth the name; under TCG each create or branch costs seconds); 10× as many execs (≥ 50).
  * Tails that are the slowest sample say max, not p99 (see `spread`). Runs on a temporary data
@@ -48,7 +48,9 @@ interface Row {
  */
 export async function benchDriver(kind: DriverKind, rounds: number): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-drv-'));
-  const config = { dataDir, cacheDir: loadConfig(process.env).cacheDir };
+  // ARBOR_SANDBOX_RUNTIME=runc measures the sandbox under runc.
+  const { cacheDir, sandboxRuntime } = loadConfig(process.env);
+  const config = { dataDir, cacheDir, sandboxRuntime };
   // The sandbox's creates claim warm machines (a pool as large as the creates), as they do by
   // default, and its cold machines (branch children) spare disks (as many as the branches).
   const driver: HypervisorDriver =
@@ -62,7 +64,7 @@ export async function benchDriver(kind: DriverKind, rounds: number): Promise<voi
     }
     await driver.prepare();
     const { samples, source } = await measureThroughDriver(driver, kind, counts);
-    if (kind === 'sandbox') samples.coldCreateToExec = await coldCreates(config.cacheDir, counts.creates);
+    if (kind === 'sandbox') samples.coldCreateToExec = await coldCreates(config, counts.creates);
     console.log(
       `${kind} driver (${probe.reason.split(':')[0]}) vs. the bare primitives it is built from: ` +
         `${counts.creates} creates, ${counts.execs} execs, ${counts.commits} commits, ${counts.branches} branches`,
@@ -180,9 +182,9 @@ function benchSpec(kind: DriverKind): MachineSpec {
 }
 
 /** Sandbox creates from nothing, one at a time, on a driver of their own without a warm pool. */
-async function coldCreates(cacheDir: string, count: number): Promise<number[]> {
+async function coldCreates(config: { cacheDir: string; sandboxRuntime: ArborConfig['sandboxRuntime'] }, count: number): Promise<number[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'arbor-bench-cold-'));
-  const driver = createSandboxDriver({ dataDir, cacheDir });
+  const driver = createSandboxDriver({ ...config, dataDir });
   const samples: number[] = [];
   try {
     await driver.prepare();
