@@ -9,8 +9,9 @@ import { runCommand } from '../host/run-command';
  * The OCI runtimes the sandbox runs machines with, both in Debian 12 and both speaking the same
  * command line (run --detach, exec --pid-file, state, pause, resume, delete) over the same
  * config.json:
- * - crun (C): a few milliseconds a call (run ~20 ms with the machine's network hook, exec ~5 ms
- *   on this project's hosts), preferred wherever it runs (runtime-choice.ts). crun 1.8 refuses a
+ * - crun (C): an exec ~10 ms and a start 40–60 ms on this project's hosts (most of it compiling
+ *   the seccomp profile), against runc's ~45 and ~55 ms; preferred wherever it runs
+ *   (runtime-choice.ts). crun 1.8 refuses a
  *   host with the hybrid cgroup layout whose cgroup2 hierarchy offers a controller ("cgroups in
  *   hybrid mode not supported, drop all controllers from cgroupv2"); the driver can give such a
  *   controller a v1 hierarchy of its own (hybrid-cgroups.ts).
@@ -142,7 +143,8 @@ export class OciRuntime {
   /**
    * argv of `<runtime> exec`: `argv` runs in the container with the init's confinement (namespaces,
    * cgroups, capabilities, seccomp, no_new_privs); its host PID goes to `pidFile`. The process is
-   * a session leader: killing its process group takes everything it started.
+   * in a session of its own (runc makes it the leader; crun's exited fork leads it): killing its
+   * process group takes everything it started.
    */
   execArgv(id: string, pidFile: string, argv: string[]): string[] {
     // no_new_privs said again: runc takes it from the container's config, crun's exec only from this flag.
