@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { baseRootfsPath, MachineLayout, OciRuntime, runtimeOf } from '@arbor/hypervisor/primitives';
+import { baseRootfsPath, MachineLayout, runtimeOf, runtimeUnder } from '@arbor/hypervisor/primitives';
 import { timed } from './stats';
 
 const run = promisify(execFile);
@@ -37,7 +37,7 @@ export async function measureSandboxPrimitives(target: SandboxTarget, counts: { 
   const record = await layout.readRecord();
   const container = record?.container ?? target.vm_id;
   const name = runtimeOf(record);
-  const runtime = new OciRuntime(join(target.stateDir, `.${name}`), name);
+  const runtime = runtimeUnder(target.stateDir, name);
   const samples: SandboxPrimitiveSamples = { runtime: name, runtimeExecTrue: [], overlayMount: [], freezerCycle: [], copyUpper: [] };
   const exec = ['--root', runtime.root, 'exec', container, 'true'];
   for (let i = 0; i < counts.execs; i++) samples.runtimeExecTrue.push((await timed(() => run(name, exec, { env: HOST_ENV })))[1]);

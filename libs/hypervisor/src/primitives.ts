@@ -12,7 +12,7 @@ export { QmpClient } from './qemu/qmp-client';
 export { killAndWait } from './host/kill-process';
 export { isAlive } from './host/process-identity';
 export { baseRootfsPath } from './sandbox/base-rootfs';
-export { OciRuntime } from './sandbox/oci-runtime';
+export { OciRuntime, runtimeUnder } from './sandbox/oci-runtime';
 export { MachineFreezer } from './sandbox/machine-freezer';
 export { MachineLayout, runtimeOf } from './sandbox/machine-layout';
 export { HostNetwork } from './network/host-network';

@@ -27,7 +27,8 @@ export function isUnified(root = CGROUP_ROOT): boolean {
   return existsSync(join(root, 'cgroup.controllers'));
 }
 
-const words = async (file: string) => (await readFile(file, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
+/** The words of a cgroup file (controller lists), none when it cannot be read. */
+export const cgroupFileWords = async (file: string) => (await readFile(file, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
 
 /**
  * Whether the runtime can give machines every limit here. It fails closed: a controller the
@@ -37,7 +38,7 @@ const words = async (file: string) => (await readFile(file, 'utf8').catch(() => 
  */
 export async function probeCgroups(root = CGROUP_ROOT): Promise<CgroupProbe> {
   if (isUnified(root)) {
-    const offered = await words(join(root, 'cgroup.controllers'));
+    const offered = await cgroupFileWords(join(root, 'cgroup.controllers'));
     const missing = V2_CONTROLLERS.filter((controller) => !offered.includes(controller));
     if (missing.length > 0) {
       return {
@@ -79,7 +80,7 @@ export async function probeCgroups(root = CGROUP_ROOT): Promise<CgroupProbe> {
 
 /** Hands the machine controllers down from `dir` to its children (v2 "no internal processes" permitting). */
 async function enableControllers(dir: string): Promise<void> {
-  const active = await words(join(dir, 'cgroup.subtree_control'));
+  const active = await cgroupFileWords(join(dir, 'cgroup.subtree_control'));
   const wanted = V2_CONTROLLERS.filter((controller) => !active.includes(controller));
   if (wanted.length === 0) return;
   await writeFile(join(dir, 'cgroup.subtree_control'), wanted.map((controller) => `+${controller}`).join(' ')).catch(

@@ -76,12 +76,9 @@ export function execInContainer(
     // holds everything the command started, and killing the runtime alone would leave it running.
     const killAll = async () => {
       const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-      if (pid > 1) {
-        const group = await processGroupOf(pid);
-        if (group !== null && group > 1) killQuietly(-group);
-        killQuietly(-pid);
-        killQuietly(pid);
-      }
+      // Its group read while it lives; once gone, its pid names the group (runc's leader).
+      const group = pid > 1 ? ((await processGroupOf(pid)) ?? pid) : 0;
+      if (group > 1) killQuietly(-group);
       killQuietly(-child.pid!);
     };
     let timedOut = false;

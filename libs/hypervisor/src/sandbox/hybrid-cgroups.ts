@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from '../host/run-command';
-import { CGROUP_ROOT, isUnified } from './cgroup-probe';
+import { CGROUP_ROOT, cgroupFileWords, isUnified } from './cgroup-probe';
 
 /**
  * The hybrid cgroup layout (systemd's "hybrid" mode, and this project's hosts): the controllers
@@ -15,19 +15,17 @@ import { CGROUP_ROOT, isUnified } from './cgroup-probe';
 export interface HybridControllers {
   /** Controllers the hybrid layout's cgroup2 hierarchy offers (empty: not hybrid, or nothing to move). */
   offered: string[];
-  /** Why they cannot be moved, when they cannot (some group there enables them, or no place to mount them). */
+  /** Why they cannot be moved, when they cannot (some group there enables them). */
   blocked: string | null;
 }
-
-const words = async (file: string) => (await readFile(file, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
 
 /** What stands between this host and crun, read only (a pure v1 or v2 host: nothing). */
 export async function hybridControllers(root = CGROUP_ROOT): Promise<HybridControllers> {
   const unified = join(root, 'unified');
   if (isUnified(root) || !existsSync(join(unified, 'cgroup.controllers'))) return { offered: [], blocked: null };
-  const offered = await words(join(unified, 'cgroup.controllers'));
+  const offered = await cgroupFileWords(join(unified, 'cgroup.controllers'));
   if (offered.length === 0) return { offered, blocked: null };
-  const enabled = await words(join(unified, 'cgroup.subtree_control'));
+  const enabled = await cgroupFileWords(join(unified, 'cgroup.subtree_control'));
   if (enabled.length > 0) {
     return { offered, blocked: `the hybrid layout's cgroup2 hierarchy (${unified}) hands ${enabled.join(', ')} down to its groups` };
   }

@@ -23,8 +23,19 @@ import { runCommand } from '../host/run-command';
  */
 export type OciRuntimeName = 'crun' | 'runc';
 
-/** Where each runtime keeps a container's state under its root: what `knows` and `initPid` read. */
-const STATE_FILE: Record<OciRuntimeName, string> = { runc: 'state.json', crun: 'status' };
+/**
+ * Where each runtime keeps a container's state under its root (`<root>/<id>/<file>`), and the
+ * field there holding its init's host PID: what `knows` and `initPid` read without a runtime process.
+ */
+const STATE_FILE: Record<OciRuntimeName, { file: string; initPid: string }> = {
+  runc: { file: 'state.json', initPid: 'init_process_pid' },
+  crun: { file: 'status', initPid: 'pid' },
+};
+
+/** A runtime whose state lives in `<stateDir>/.<name>`, where the driver keeps each runtime's. */
+export function runtimeUnder(stateDir: string, name: OciRuntimeName): OciRuntime {
+  return new OciRuntime(join(stateDir, `.${name}`), name);
+}
 
 export interface ContainerState {
   /** The runtime's view: created, running, paused or stopped. */
@@ -107,12 +118,11 @@ export class OciRuntime {
    * does not say. Null when the runtime knows no such container or its init is gone.
    */
   async initPid(id: string): Promise<number | null> {
-    const field = this.name === 'runc' ? 'init_process_pid' : 'pid';
     const recorded = await readFile(this.stateFile(id), 'utf8')
-      .then((text) => (JSON.parse(text) as Record<string, unknown>)[field])
+      .then((text) => (JSON.parse(text) as Record<string, unknown>)[STATE_FILE[this.name].initPid])
       .catch(() => undefined);
     if (typeof recorded === 'number' && Number.isInteger(recorded) && recorded > 0) return recorded;
-    const state = await this.state(id).catch(() => null);
+    const state = await this.state(id);
     return state && state.pid > 0 ? state.pid : null;
   }
 
@@ -152,7 +162,7 @@ export class OciRuntime {
   }
 
   private stateFile(id: string): string {
-    return join(this.root, id, STATE_FILE[this.name]);
+    return join(this.root, id, STATE_FILE[this.name].file);
   }
 
   private argv(...args: string[]): string[] {

@@ -5,8 +5,6 @@ import type { OciRuntimeName } from './oci-runtime';
 /** ARBOR_SANDBOX_RUNTIME: auto (crun where it runs, else runc), or one of them by name. */
 export type OciRuntimeSetting = 'auto' | OciRuntimeName;
 
-export const OCI_RUNTIME_SETTINGS: readonly OciRuntimeSetting[] = ['auto', 'crun', 'runc'];
-
 export interface OciRuntimePlan {
   name: OciRuntimeName;
   /** Why this one, for the log and the probe. */

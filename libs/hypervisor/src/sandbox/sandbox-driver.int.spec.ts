@@ -34,7 +34,7 @@ import { kitLayerPath } from './kit-layer';
 import { GUEST_IDS } from './guest-ids';
 import { machineCgroupDirs, machineCgroupPids } from './machine-cgroup-dirs';
 import { MACHINE_ROOTS_DIR, runtimeOf, type MachineRecord } from './machine-layout';
-import { OciRuntime } from './oci-runtime';
+import { runtimeUnder, type OciRuntime } from './oci-runtime';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
 import type { OciRuntimeSetting } from './runtime-choice';
 import type { WarmPoolOptions } from './warm-pool';
@@ -105,8 +105,7 @@ function containerIdOf(stateDir: string, vmId: string): string {
 
 /** The OCI runtime a machine's container runs under, as its record names it. */
 function runtimeOfMachine(stateDir: string, vmId: string): OciRuntime {
-  const name = runtimeOf(recordOf(stateDir, vmId));
-  return new OciRuntime(join(stateDir, `.${name}`), name);
+  return runtimeUnder(stateDir, runtimeOf(recordOf(stateDir, vmId)));
 }
 
 /** Loop devices (by name) whose backing file is the disk image of machine `vmId`, wherever its directory went. */

@@ -62,7 +62,7 @@ import { createMachineDisk, diskDeviceOf, growMachineDisk, releaseMachineDisk } 
 import { hostnameOf, writeIdentityLayer } from './machine-identity-files';
 import { containerOf, isSafeSnapshotId, MachineLayout, runtimeOf, type MachineRecord } from './machine-layout';
 import { MachineReaper } from './machine-reaper';
-import { OciRuntime, type OciRuntimeName } from './oci-runtime';
+import { runtimeUnder, type OciRuntime, type OciRuntimeName } from './oci-runtime';
 import { applyOciRuntimePlan, planOciRuntime, type OciRuntimeSetting } from './runtime-choice';
 import { mountOverlayRoot } from './overlay-root';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
@@ -158,7 +158,7 @@ export class SandboxDriver implements HypervisorDriver {
     this.stateDir = resolve(options.stateDir);
     this.snapshots = new SnapshotStore(resolve(options.snapshotDir));
     // Under the state directory: a restarted worker sees the containers the last one started.
-    this.runtimes = { runc: new OciRuntime(join(this.stateDir, '.runc'), 'runc'), crun: new OciRuntime(join(this.stateDir, '.crun'), 'crun') };
+    this.runtimes = { runc: runtimeUnder(this.stateDir, 'runc'), crun: runtimeUnder(this.stateDir, 'crun') };
     this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, this.stateDir, this.log);
     this.images = new ImageStore(resolve(options.imageDir ?? `${options.snapshotDir}.images`));
     this.reaper = new MachineReaper(join(this.stateDir, '.reap'), (layout) => this.reap(layout), this.log);
