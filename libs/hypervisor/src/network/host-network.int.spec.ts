@@ -187,6 +187,47 @@ describeAsRoot('HostNetwork on this host', () => {
     for (const group of groups) expect(ruleset).not.toContain(groupChain(group));
   });
 
+  /** What a crash between a group's first lease and its rules leaves: the leases, no chain (nor their elements). */
+  function loseGroupChain(group: string, machines: Machine[]): void {
+    const table = `inet ${settings.bridge}`;
+    const chain = groupChain(group);
+    for (const { lease } of machines) sh(`nft delete element ${table} group4 '{ ${lease.ipv4} }'; nft delete element ${table} group6 '{ ${lease.ipv6} }'`);
+    sh(`nft delete chain ${table} ${chain}; nft delete set ${table} ${chain}_4; nft delete set ${table} ${chain}_6`);
+  }
+
+  /** The group's chain holds its two rules once, and its machines `a` and `b` reach each other. */
+  async function expectGroupWhole(group: string, a: Machine, b: Machine, port: number): Promise<void> {
+    expect(sh(`nft list chain inet ${settings.bridge} ${groupChain(group)}`).match(/accept/g)).toHaveLength(2);
+    const server = serve(b, port);
+    servers.push(server);
+    await ready(server);
+    expect(connectFrom(a, b.lease.ipv6, port)).toBe(`from ${a.lease.ipv6}`);
+    server.kill();
+  }
+
+  it('attaches a machine to a group whose chain was lost (a crash between a lease and its rules), declaring it again once', async () => {
+    const lost = await attach('org-k');
+    loseGroupChain('org-k', [lost]);
+    // The next machine of the group finds a lease of it, so its elements go alone first: refused whole, then declared.
+    const [second, third] = [await attach('org-k'), await attach('org-k')];
+    await expectGroupWhole('org-k', second, third, 7400);
+    for (const machine of [lost, second, third]) await remove(machine);
+    expect(sh('nft list ruleset')).not.toContain(groupChain('org-k'));
+  });
+
+  it('hands a warm machine (no group) over to a group whose chain was lost, declaring it again once', async () => {
+    const [lost, warm] = [await attach('org-l'), await attach('')];
+    loseGroupChain('org-l', [lost]);
+    const vmId = randomUUID();
+    machineDir(vmId);
+    const claimed: Machine = { ...warm, lease: await network.adopt(warm.lease.vm_id, vmId, 'org-l') };
+    expect(claimed.lease).toEqual({ ...warm.lease, vm_id: vmId, group: 'org-l' });
+    const other = await attach('org-l');
+    await expectGroupWhole('org-l', claimed, other, 7500);
+    for (const machine of [lost, claimed, other]) await remove(machine);
+    expect(sh('nft list ruleset')).not.toContain(groupChain('org-l'));
+  });
+
   it('takes an address whose rules were left behind (no lease holds it), clearing them', async () => {
     // Rules of a machine that went without a detach (another installation's, a crash): the next
     // free address in a stale group's set and verdict map.

@@ -262,6 +262,8 @@ export class HostNetwork {
       await this.release(toRelease, held);
       toRelease.forEach((lease) => released.add(lease.vm_id));
       const leases = held.filter((lease) => !released.has(lease.vm_id));
+      // A group some kept lease is in has its chain and sets (a release takes them with the group's last lease).
+      const existingGroups = new Set(leases.map((lease) => lease.group));
       const names = new Set((await leasesOfEveryBridge()).filter((lease) => !released.has(lease.vm_id)).map((lease) => lease.ifname));
       for (const request of attaches) {
         try {
@@ -276,7 +278,7 @@ export class HostNetwork {
       const allocated = attaches.filter((request) => request.lease);
       // The leases before anything they name is made (a crash leaves them for a sweep).
       await Promise.all(allocated.map((request) => this.leases.put(request.lease!)));
-      await this.makePorts(allocated, leases);
+      await this.makePorts(allocated, leases, existingGroups);
     });
   }
 
@@ -298,10 +300,12 @@ export class HostNetwork {
       request.lease = lease;
     }
     if (joined.length === 0) return;
+    const existingGroups = new Set(held.map((lease) => lease.group));
     await Promise.all(joined.map((lease) => this.leases.put(lease)));
-    await this.nft(this.rules.joinScript(joined)).catch(async () => {
+    await this.nft(this.rules.joinScript(joined, existingGroups)).catch(async () => {
       for (const lease of joined) {
-        // Alone, with a second try as for an attach (makePorts): the addresses are this lease's own.
+        // Alone, its group declared whether or not it has machines (a chain a crash lost), with a
+        // second try as for an attach (makePorts): the addresses are this lease's own.
         const join = () => this.nft(this.rules.joinScript([lease]));
         await join()
           .catch(async () => {
@@ -319,8 +323,11 @@ export class HostNetwork {
     for (const request of adopted) held.splice(held.findIndex((lease) => lease.vm_id === request.from), 1, request.lease!);
   }
 
-  /** Rules, then taps, for new leases; a machine whose part fails is released and fails alone. */
-  private async makePorts(requests: AttachRequest[], leases: NetworkLease[]): Promise<void> {
+  /**
+   * Rules, then taps, for new leases; a machine whose part fails is released and fails alone.
+   * `existingGroups`: the groups whose chains are there already (NftRules.attachScript).
+   */
+  private async makePorts(requests: AttachRequest[], leases: NetworkLease[], existingGroups: ReadonlySet<string>): Promise<void> {
     const made = requests.map((request) => request.lease!);
     if (made.length === 0) return;
     const failed = new Map<string, Error>();
@@ -333,12 +340,13 @@ export class HostNetwork {
     };
     await step(async (batch) => {
       // Alone, a machine's rules get a second try with whatever of its addresses the rules hold
-      // taken out first: no lease holds them (its lease is the one just made), so they are stale.
-      const attach = () => this.nft(this.rules.attachScript(batch));
-      if (batch.length > 1) return attach();
-      return attach().catch(async () => {
+      // taken out first: no lease holds them (its lease is the one just made), so they are stale;
+      // and with its group declared (a chain a crash lost).
+      const attach = (groups: ReadonlySet<string>) => this.nft(this.rules.attachScript(batch, groups));
+      if (batch.length > 1) return attach(existingGroups);
+      return attach(existingGroups).catch(async () => {
         await this.clearAddresses(batch[0]);
-        return attach();
+        return attach(new Set());
       });
     });
     await step((batch) => {

@@ -111,16 +111,23 @@ export class NftRules {
     ].join('\n');
   }
 
-  /** Admits the machines' addresses on their ports and joins each to its group, if it has one (before the ports exist). */
-  attachScript(leases: NetworkLease[]): string {
-    const groups = uniqueGroups(leases).flatMap((group) => this.groupLines(group));
-    return [...groups, ...leases.flatMap((lease) => this.elements(lease)).map((element) => `add element ${element}`), ''].join('\n');
+  /**
+   * Admits the machines' addresses on their ports and joins each to its group, if it has one
+   * (before the ports exist). `existingGroups`: groups whose chain and sets are there already
+   * (another machine of theirs holds a lease), written as elements alone (see groupLines).
+   */
+  attachScript(leases: NetworkLease[], existingGroups: ReadonlySet<string> = NONE): string {
+    return this.withGroups(leases, existingGroups, leases.flatMap((lease) => this.elements(lease)));
   }
 
   /** Joins machines of no group (warm ones) to their leases' groups: the groups' chains and sets, their addresses in them. */
-  joinScript(leases: NetworkLease[]): string {
-    const groups = uniqueGroups(leases).flatMap((group) => this.groupLines(group));
-    return [...groups, ...leases.flatMap((lease) => this.groupElements(lease)).map((element) => `add element ${element}`), ''].join('\n');
+  joinScript(leases: NetworkLease[], existingGroups: ReadonlySet<string> = NONE): string {
+    return this.withGroups(leases, existingGroups, leases.flatMap((lease) => this.groupElements(lease)));
+  }
+
+  private withGroups(leases: NetworkLease[], existingGroups: ReadonlySet<string>, elements: string[]): string {
+    const groups = uniqueGroups(leases).filter((group) => !existingGroups.has(group));
+    return [...groups.flatMap((group) => this.groupLines(group)), ...elements.map((element) => `add element ${element}`), ''].join('\n');
   }
 
   /**
@@ -147,7 +154,14 @@ export class NftRules {
     ].join('\n');
   }
 
-  /** The group's chain and sets: created with the group's first machine, harmless to repeat. */
+  /**
+   * The group's chain and sets: created with the group's first machine, harmless to repeat but
+   * not free: declaring a chain again (even `add` of one that exists) makes the kernel's commit
+   * wait out RCU grace periods, 15–25 ms here, where adding elements alone takes 3–5 ms. So a
+   * machine joining a group that has machines adds its elements alone; should the chain be
+   * missing after all (a crash between a lease and its rules), that transaction fails whole and
+   * the caller runs it again with these lines.
+   */
   private groupLines(group: string): string[] {
     const i = `inet ${this.table}`;
     const chain = groupChain(group);
@@ -207,6 +221,8 @@ export class NftRules {
     return [`delete chain ${i} ${chain}`, `delete set ${i} ${chain}_4`, `delete set ${i} ${chain}_6`];
   }
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** The groups the leases are in, each once. */
 function uniqueGroups(leases: NetworkLease[]): string[] {
