@@ -1,7 +1,8 @@
 import { DEFAULT_EXEC_ENV } from '../guest-environment';
 import { KIT_MOUNT } from '../kit/kit-paths';
 import { GUEST_ID_MAPPING } from './guest-ids';
-import { seccompForContainer } from './seccomp-profile';
+import { seccompForContainer, type OciSeccomp } from './seccomp-profile';
+import { SECCOMP_PROGRAM_ANNOTATION } from './seccomp-programs';
 
 /** cpu quota period: a machine with n vCPUs may use n periods of CPU time per period. */
 export const CPU_PERIOD_US = 100_000;
@@ -85,6 +86,13 @@ export interface ContainerConfigInput {
   limitSwap: boolean;
   /** argv of the machine's PID 1. */
   init: string[];
+  /** MACHINE_SECCOMP compiled already, for crun to load as it is (seccomp-programs.ts). */
+  seccompProgram?: Buffer | null;
+}
+
+/** The `linux.seccomp` section of every machine's config: Docker's default profile for MACHINE_CAPABILITIES. */
+export function machineSeccomp(): OciSeccomp {
+  return seccompForContainer([...MACHINE_CAPABILITIES]);
 }
 
 /** The cgroup every machine's group sits under (`<controller>/arbor/<vm>` on v1, `arbor/<vm>` on v2). */
@@ -103,6 +111,7 @@ export function containerConfig(input: ContainerConfigInput): object {
   const capabilities = [...MACHINE_CAPABILITIES];
   return {
     ociVersion: '1.0.2',
+    ...(input.seccompProgram ? { annotations: { [SECCOMP_PROGRAM_ANNOTATION]: input.seccompProgram.toString('base64') } } : {}),
     process: {
       terminal: false,
       user: { uid: 0, gid: 0 },
@@ -151,7 +160,7 @@ export function containerConfig(input: ContainerConfigInput): object {
       maskedPaths: MASKED_PATHS,
       // The guest kit (sandbox/kit-layer.ts): the programs Arbor runs in the machine stay Arbor's.
       readonlyPaths: [...READONLY_PATHS, KIT_MOUNT],
-      seccomp: seccompForContainer(capabilities),
+      seccomp: machineSeccomp(),
     },
   };
 }

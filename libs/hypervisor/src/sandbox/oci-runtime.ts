@@ -161,6 +161,16 @@ export class OciRuntime {
     return [this.name, ...this.argv('exec', '--no-new-privs', '--pid-file', pidFile, id, ...argv)];
   }
 
+  /**
+   * The seccomp program crun compiled for container `id` and loads into each of its processes
+   * (`<root>/<id>/seccomp.bpf`, crun's own state, written before the container ran anything);
+   * null under runc, which keeps none, or when there is none.
+   */
+  async compiledSeccomp(id: string): Promise<Buffer | null> {
+    if (this.name !== 'crun') return null;
+    return readFile(join(this.root, id, 'seccomp.bpf')).catch(() => null);
+  }
+
   private stateFile(id: string): string {
     return join(this.root, id, STATE_FILE[this.name].file);
   }

@@ -36,9 +36,10 @@ import { machineCgroupDirs, machineCgroupPids } from './machine-cgroup-dirs';
 import { MACHINE_ROOTS_DIR, runtimeOf, type MachineRecord } from './machine-layout';
 import { runtimeUnder, type OciRuntime } from './oci-runtime';
 import { MAX_SNAPSHOT_LAYERS, SandboxDriver } from './sandbox-driver';
+import { SECCOMP_PROGRAM_ANNOTATION } from './seccomp-programs';
 import type { OciRuntimeSetting } from './runtime-choice';
 import type { WarmPoolOptions } from './warm-pool';
-import { describeUnless, rootReason } from '../../../../test/support/skip-unless';
+import { describeUnless, itUnless, rootReason } from '../../../../test/support/skip-unless';
 import { indexOfCall, traceFileSyscalls } from '../../../../test/support/syscall-trace';
 
 /**
@@ -48,6 +49,7 @@ import { indexOfCall, traceFileSyscalls } from '../../../../test/support/syscall
  */
 const cacheDir = process.env.ARBOR_CACHE_DIR ?? '/var/cache/arbor';
 const describeAsRoot = describeUnless(rootReason);
+const itWithCrun = itUnless(existsSync('/usr/bin/crun') ? null : 'crun is not installed (machines run under runc, which takes no compiled seccomp program)');
 
 const stateDirs: string[] = [];
 async function newStateDir(): Promise<string> {
@@ -257,6 +259,33 @@ describeAsRoot('SandboxDriver', () => {
       // What the machine wrote is stored on the host under the guest range, not as host root.
       await execCollect(driver, spec.vm_id, { argv: ['sh', '-c', 'echo x > /root/owned'] });
       expect(statSync(join(stateDir, spec.vm_id, 'disk/upper/root/owned')).uid).toBe(GUEST_IDS.hostFirst);
+    });
+
+    itWithCrun("starts later machines from crun's own compilation of the seccomp profile, kept once: the same program, refusing what the profile refuses", async () => {
+      // The first machine (beforeAll's, on a fresh state directory) had crun compile the profile; its program is kept.
+      const kept = readdirSync(join(stateDir, '.seccomp'));
+      expect(kept).toHaveLength(1);
+      const program = readFileSync(join(stateDir, '.seccomp', kept[0]));
+      const loaded = (vmId: string) => readFileSync(join(runtimeOfMachine(stateDir, vmId).root, containerIdOf(stateDir, vmId), 'seccomp.bpf'));
+      const annotations = (vmId: string) => (JSON.parse(readFileSync(join(stateDir, vmId, 'config.json'), 'utf8')) as { annotations?: object }).annotations;
+      expect(loaded(spec.vm_id)).toEqual(program);
+      expect(annotations(spec.vm_id)).toBeUndefined();
+
+      const second = machineSpec();
+      await driver.create(second);
+      try {
+        expect(annotations(second.vm_id)).toEqual({ [SECCOMP_PROGRAM_ANNOTATION]: program.toString('base64') });
+        expect(loaded(second.vm_id)).toEqual(program);
+        expect(readdirSync(join(stateDir, '.seccomp'))).toEqual(kept);
+        const status = (await execCollect(driver, second.vm_id, { argv: ['cat', '/proc/self/status'] })).stdout.toString();
+        expect(status).toMatch(/^Seccomp:\s+2$/m);
+        // A user namespace needs no capability from the kernel; the profile refuses it without CAP_SYS_ADMIN.
+        const unshare = await execCollect(driver, second.vm_id, { argv: ['unshare', '--user', 'true'] });
+        expect(unshare.exit_code).not.toBe(0);
+        expect(unshare.stderr.toString()).toContain('Operation not permitted');
+      } finally {
+        await driver.destroy(second.vm_id);
+      }
     });
 
     it('keeps its state and snapshot directories private and mounts guest data nosuid, nodev (noexec where the host only reads)', async () => {

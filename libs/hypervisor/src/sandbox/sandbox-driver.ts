@@ -49,7 +49,7 @@ import { SSH_ANSWER_TIMEOUT_MS, waitUntilSshAnswers } from '../network/ssh-readi
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
 import { FAVOR_DYNMODS, favorCgroupMoves } from './cgroup-favor-dynmods';
 import { probeCgroups } from './cgroup-probe';
-import { containerConfig } from './container-config';
+import { containerConfig, machineSeccomp } from './container-config';
 import { execInContainer, type ContainerExecTarget } from './container-exec';
 import { flattenLayers } from './flatten-layers';
 import { readGuestFile, writeGuestFile } from './guest-files';
@@ -67,6 +67,7 @@ import { runtimeUnder, type OciRuntime, type OciRuntimeName } from './oci-runtim
 import { applyOciRuntimePlan, planOciRuntime, type OciRuntimeSetting } from './runtime-choice';
 import { mountOverlayRoot } from './overlay-root';
 import { SnapshotStore, type LayerChain, type StoredSnapshot } from './snapshot-store';
+import { SeccompPrograms } from './seccomp-programs';
 import { refreshSshEnvironment } from './sshd-environment';
 import { WarmPool, type WarmPoolOptions } from './warm-pool';
 import { DiskPool } from './disk-pool';
@@ -146,6 +147,8 @@ export class SandboxDriver implements HypervisorDriver {
   private readonly disks: DiskPool;
   /** Takes down what destroyed machines leave, behind their destroy. */
   private readonly reaper: MachineReaper;
+  /** The machines' seccomp program as crun compiled it, handed back at each start instead of compiling it again. */
+  private readonly seccompPrograms: SeccompPrograms;
   /**
    * Machines of VMs booted from nothing at once (disk, container and sshd: tens of milliseconds of
    * CPU each): a burst of cold creates or branch children takes turns, claims and destroys do not.
@@ -163,6 +166,7 @@ export class SandboxDriver implements HypervisorDriver {
     this.network = new HostNetwork(options.network ?? DEFAULT_NETWORK_SETTINGS, this.stateDir, this.log);
     this.images = new ImageStore(resolve(options.imageDir ?? `${options.snapshotDir}.images`));
     this.reaper = new MachineReaper(join(this.stateDir, '.reap'), (layout) => this.reap(layout), this.log);
+    this.seccompPrograms = new SeccompPrograms(join(this.stateDir, '.seccomp'));
     this.warm = this.warmPool(options.warmPool ?? { size: 0, shape: { vcpu_count: 1, mem_size_mib: 512, fs_size_mib: 1024 } });
     this.disks = new DiskPool(join(this.stateDir, '.disks'), { size: options.spareDisks ?? 0, sizeMib: options.warmPool?.shape.fs_size_mib ?? 1024 }, this.log);
   }
@@ -415,6 +419,8 @@ export class SandboxDriver implements HypervisorDriver {
     if (root.status === 'rejected') throw root.reason;
     if (leased.status === 'rejected') throw leased.reason;
     const lease = leased.value;
+    const seccomp = machineSeccomp();
+    const seccompProgram = await this.seccompPrograms.lookup(runtime, seccomp);
     const config = containerConfig({
       vmId: id,
       hostname: hostnameOf(spec),
@@ -424,6 +430,7 @@ export class SandboxDriver implements HypervisorDriver {
       vcpus: spec.vcpu_count,
       limitSwap: cgroups.swapAccounted,
       init: INIT,
+      seccompProgram,
     });
     await writeJsonAtomic(layout.config, config, { mode: 0o600 }); // a restarted worker's runtime reads it again
     if (bundle !== layout.dir) {
@@ -431,6 +438,9 @@ export class SandboxDriver implements HypervisorDriver {
       await writeJsonAtomic(join(bundle, 'config.json'), config, { mode: 0o600 });
     }
     await runtime.run(id, bundle, layout.initLog);
+    if (!seccompProgram) {
+      await this.seccompPrograms.keep(runtime, id, seccomp).catch((error: Error) => this.log(`sandbox: the compiled seccomp program is not kept, so each start compiles it: ${error.message}`));
+    }
     const pid = await runtime.initPid(id);
     const init = pid ? await identify(pid) : null;
     if (!init) throw new Error(`sandbox init of ${spec.vm_id} vanished right after starting`);
