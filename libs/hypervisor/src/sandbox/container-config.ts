@@ -86,7 +86,7 @@ export interface ContainerConfigInput {
   limitSwap: boolean;
   /** argv of the machine's PID 1. */
   init: string[];
-  /** MACHINE_SECCOMP compiled already, for crun to load as it is (seccomp-programs.ts). */
+  /** machineSeccomp() compiled already, for crun to load as it is (seccomp-programs.ts). */
   seccompProgram?: Buffer | null;
 }
 

@@ -33,10 +33,14 @@ export class SeccompPrograms {
 
   constructor(private readonly dir: string) {}
 
-  /** The program kept for `seccomp` under `runtime`, or null (runc, which takes none; or none kept yet). */
+  /**
+   * The program kept for `seccomp` under `runtime`, or null: runc (which takes none), none kept
+   * yet, or a toolchain that cannot be named (then crun compiles, as without this).
+   */
   async lookup(runtime: OciRuntime, seccomp: OciSeccomp): Promise<Buffer | null> {
     if (runtime.name !== 'crun') return null;
-    const program = await readFile(await this.file(runtime, seccomp)).catch(() => null);
+    const file = await this.file(runtime, seccomp).catch(() => null);
+    const program = file && (await readFile(file).catch(() => null));
     return program && isBpfProgram(program) ? program : null;
   }
 
@@ -57,7 +61,10 @@ export class SeccompPrograms {
   }
 }
 
-/** What a compiled program depends on besides the profile: crun's version, libseccomp's file, the kernel. */
+/**
+ * What a compiled program depends on besides the profile: crun's version, libseccomp's file, the
+ * kernel. Named once per driver: an upgrade while the worker runs takes effect at its restart.
+ */
 async function toolchainOf(runtime: OciRuntime): Promise<string> {
   const crun = await runCommand(runtime.name, ['--version']);
   // crun names no libseccomp version: the library file it loads stands for it.
