@@ -9,8 +9,9 @@ import { runCommand } from '../host/run-command';
  * The OCI runtimes the sandbox runs machines with, both in Debian 12 and both speaking the same
  * command line (run --detach, exec --pid-file, state, pause, resume, delete) over the same
  * config.json:
- * - crun (C): an exec ~10 ms and a start 40–60 ms on this project's hosts (most of it compiling
- *   the seccomp profile), against runc's ~45 and ~55 ms; preferred wherever it runs
+ * - crun (C): an exec ~10 ms and a start 20–30 ms on this project's hosts (40–60 ms when it
+ *   compiles the seccomp profile, which seccomp-programs.ts spares all but the first start),
+ *   against runc's ~45 and ~55 ms; preferred wherever it runs
  *   (runtime-choice.ts). crun 1.8 refuses a
  *   host with the hybrid cgroup layout whose cgroup2 hierarchy offers a controller ("cgroups in
  *   hybrid mode not supported, drop all controllers from cgroupv2"); the driver can give such a
