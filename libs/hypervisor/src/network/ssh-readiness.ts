@@ -16,6 +16,19 @@ export async function waitUntilSshAnswers(address: string, timeoutMs: number, st
   await waitUntil(timeoutMs, stillAlive, (timeout) => sshBanner(address, timeout), `no SSH server answered on [${address}]:${SSH_PORT}`);
 }
 
+/**
+ * Waits until an SSH server listens on `address` (on `port`: tests pick their own), from the host:
+ * a connection accepted, which the machine's kernel completes only for a listening socket, over
+ * the same bridge, port and rules the edge will use. For a machine that has just started its
+ * sshd, whose listener loaded its config and host keys before listening. Not its banner: OpenSSH
+ * re-executes sshd for each connection, and that child greets 15–25 ms after the listen on this
+ * project's hosts, which a client's first connection waits out in the listen backlog anyway.
+ * Fails after `timeoutMs`, or at once when `stillAlive` says the machine is gone.
+ */
+export async function waitUntilSshListens(address: string, timeoutMs: number, stillAlive: () => Promise<boolean> = async () => true, port = SSH_PORT): Promise<void> {
+  await waitUntil(timeoutMs, stillAlive, (timeout) => accepted(address, port, timeout), `no SSH server listened on [${address}]:${port}`);
+}
+
 /** Where waitUntilAddressAnswers looks: a port nobody uses, then the SSH server's (tests pick their own). */
 export interface AnswerPorts {
   unused: number;
@@ -67,7 +80,12 @@ async function answered(address: string, ports: AnswerPorts, timeoutMs: number):
     socket.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNREFUSED' ? ANSWERED : error.message));
   });
   if (unused === ANSWERED) return ANSWERED;
-  return connectAndSee(address, ports.ssh, timeoutMs, (socket, done) => socket.once('connect', () => done(ANSWERED)));
+  return accepted(address, ports.ssh, timeoutMs);
+}
+
+/** ANSWERED once a connection to `port` is accepted; otherwise why not. */
+function accepted(address: string, port: number, timeoutMs: number): Promise<string> {
+  return connectAndSee(address, port, timeoutMs, (socket, done) => socket.once('connect', () => done(ANSWERED)));
 }
 
 function connectAndSee(address: string, port: number, timeoutMs: number, watch: (socket: Socket, done: (answer: string) => void) => void): Promise<string> {

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { waitUntilAddressAnswers } from './ssh-readiness';
+import { waitUntilAddressAnswers, waitUntilSshListens } from './ssh-readiness';
 
 /** A TCP server on 127.0.0.1 counting the connections it accepted. */
 async function countingServer(): Promise<{ server: Server; port: number; accepted: () => number }> {
@@ -63,4 +63,32 @@ describe('a restored machine answering on its address', () => {
       dropped.stop();
     }
   });
+});
+
+describe('a new machine whose sshd listens', () => {
+  it('is up once a connection is accepted, greeting or not (the banner is the per-connection child\'s)', async () => {
+    const silent = await countingServer(); // accepts, sends nothing
+    await waitUntilSshListens('127.0.0.1', 5000, undefined, silent.port);
+    expect(silent.accepted()).toBe(1);
+    silent.server.close();
+  });
+
+  it('keeps trying while the port refuses, and is up once something listens there', async () => {
+    const port = await closedPort();
+    const later = createServer((socket) => socket.destroy());
+    setTimeout(() => later.listen(port, '127.0.0.1'), 150);
+    try {
+      await waitUntilSshListens('127.0.0.1', 5000, undefined, port);
+      expect(later.listening).toBe(true);
+    } finally {
+      later.close();
+    }
+  });
+
+  it('fails, saying so, when nothing listens in time, and at once when the machine is gone', async () => {
+    const port = await closedPort();
+    await expect(waitUntilSshListens('127.0.0.1', 300, undefined, port)).rejects.toThrow(new RegExp(`no SSH server listened on \\[127\\.0\\.0\\.1\\]:${port} within 0\\.3 s`));
+    // Gone: it stops asking (a wait for the whole ten minutes would fail this test on its timeout).
+    await expect(waitUntilSshListens('127.0.0.1', 600_000, async () => false, port)).rejects.toThrow(/the machine stopped/);
+  }, 20_000);
 });

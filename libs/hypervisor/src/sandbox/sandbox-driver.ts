@@ -45,7 +45,7 @@ import { KIT_PATHS } from '../kit/kit-paths';
 import { HostNetwork, NETWORK_TOOLS } from '../network/host-network';
 import { NO_GROUP } from '../network/network-leases';
 import { DEFAULT_NETWORK_SETTINGS, type NetworkSettings } from '../network/network-settings';
-import { SSH_ANSWER_TIMEOUT_MS, waitUntilSshAnswers } from '../network/ssh-readiness';
+import { SSH_ANSWER_TIMEOUT_MS, waitUntilSshListens } from '../network/ssh-readiness';
 import { baseRootfsPath, ensureBaseRootfs } from './base-rootfs';
 import { FAVOR_DYNMODS, favorCgroupMoves } from './cgroup-favor-dynmods';
 import { probeCgroups } from './cgroup-probe';
@@ -390,9 +390,9 @@ export class SandboxDriver implements HypervisorDriver {
 
   /**
    * Disk, identity layer, overlay root, network (on `network`, in `group`) and container of the
-   * machine reserved in `layout`, up once its sshd answers on its address; `bundle` is the
-   * runtime's bundle directory (the machine's own, unless it will move); `hasDisk`: its disk is
-   * mounted already (a spare it claimed). On failure, what it made is left for the caller's
+   * machine reserved in `layout`, up once its sshd listens on its address, reached from the host
+   * (waitUntilSshListens); `bundle` is the runtime's bundle directory (the machine's own, unless
+   * it will move); `hasDisk`: its disk is mounted already (a spare it claimed). On failure, what it made is left for the caller's
    * teardown.
    */
   private async bootMachine(layout: MachineLayout, network: HostNetwork, group: string, bundle = layout.dir, hasDisk = false): Promise<MachineInfo> {
@@ -445,7 +445,7 @@ export class SandboxDriver implements HypervisorDriver {
     const init = pid ? await identify(pid) : null;
     if (!init) throw new Error(`sandbox init of ${spec.vm_id} vanished right after starting`);
     await layout.writeRecord({ ...record, init, runtime: runtime.name });
-    await waitUntilSshAnswers(lease.ipv6, SSH_ANSWER_TIMEOUT_MS, () => isAlive(init));
+    await waitUntilSshListens(lease.ipv6, SSH_ANSWER_TIMEOUT_MS, () => isAlive(init));
     this.log(`sandbox: machine ${spec.vm_id} running (init pid ${init.pid}, ${lease.ipv6}, ${lease.ipv4})`);
     return { vm_id: spec.vm_id, state: 'running', pid: init.pid, addresses: { ipv6: lease.ipv6, ipv4: lease.ipv4, mac: lease.mac } };
   }

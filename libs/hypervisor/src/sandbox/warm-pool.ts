@@ -41,7 +41,7 @@ const FILL_CONCURRENCY = 2;
  * Machines of the default image booted ahead of time, so that a create is a claim plus identity.
  * A warm machine is a whole machine (disk, identity layer with its own machine id and SSH host
  * key, overlay root, container, a network port of no group: it reaches no machine and no machine
- * reaches it, sshd answering), made in `<stateDir>/.warm/<id>`, where the worker's list never
+ * reaches it, sshd listening), made in `<stateDir>/.warm/<id>`, where the worker's list never
  * looks, under an id of its own that it keeps for life (its container, cgroups and root mount).
  *
  * A create of the default image (no image_id) in the pool's shape claims one (handOver): the
