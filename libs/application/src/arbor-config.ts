@@ -81,10 +81,7 @@ export interface VmNetworkSettings {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
-  const hypervisor = (env.HYPERVISOR ?? 'auto').toLowerCase();
-  if (!['auto', 'sandbox', 'qemu'].includes(hypervisor)) {
-    throw new Error(`HYPERVISOR must be auto, sandbox or qemu (got "${env.HYPERVISOR}")`);
-  }
+  const hypervisor = choiceSetting(env, 'HYPERVISOR', ['auto', 'sandbox', 'qemu'] as const, 'auto');
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a TCP port (got "${env.PORT}")`);
   const dataDir = resolve(env.ARBOR_DATA_DIR ?? 'data');
@@ -94,14 +91,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
     port,
     eventStoreUrl: env.EVENTSTORE_URL || null,
     mongoUrl: env.MONGODB_URL || null,
-    hypervisor: hypervisor as ArborConfig['hypervisor'],
+    hypervisor,
     workerId: env.ARBOR_WORKER_ID ?? hostname(),
     waitTimeoutMs: Number(env.ARBOR_WAIT_TIMEOUT_MS ?? 300_000),
     resyncIntervalMs: Number(env.ARBOR_RESYNC_INTERVAL_MS ?? 10_000),
     workerConcurrency: positiveSetting(env, 'ARBOR_WORKER_CONCURRENCY', defaultWorkerConcurrency()),
     sandboxWarmPool: wholeSetting(env, 'ARBOR_SANDBOX_WARM_POOL', 2),
     sandboxDiskPool: wholeSetting(env, 'ARBOR_SANDBOX_DISK_POOL', 2),
-    sandboxRuntime: loadSandboxRuntime(env),
+    sandboxRuntime: choiceSetting(env, 'ARBOR_SANDBOX_RUNTIME', ['auto', 'crun', 'runc'] as const, 'auto'),
     orgName: env.ARBOR_ORG_NAME || 'default',
     webhooks: loadWebhookSettings(env),
     sseHeartbeatMs: positiveSetting(env, 'ARBOR_SSE_HEARTBEAT_MS', 15_000),
@@ -118,17 +115,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ArborConfig {
   };
 }
 
-function loadSandboxRuntime(env: NodeJS.ProcessEnv): ArborConfig['sandboxRuntime'] {
-  const runtime = (env.ARBOR_SANDBOX_RUNTIME ?? 'auto').toLowerCase();
-  if (runtime !== 'auto' && runtime !== 'crun' && runtime !== 'runc') {
-    throw new Error(`ARBOR_SANDBOX_RUNTIME must be auto, crun or runc (got "${env.ARBOR_SANDBOX_RUNTIME}")`);
+/** A setting that is one word of `choices` (any case), `fallback` when unset; anything else is refused, saying which words. */
+function choiceSetting<T extends string>(env: NodeJS.ProcessEnv, name: string, choices: readonly T[], fallback: T): T {
+  const value = (env[name] ?? fallback).toLowerCase();
+  if (!(choices as readonly string[]).includes(value)) {
+    throw new Error(`${name} must be ${choices.slice(0, -1).join(', ')} or ${choices[choices.length - 1]} (got "${env[name]}")`);
   }
-  return runtime;
+  return value as T;
 }
 
 function loadVmNetworkSettings(env: NodeJS.ProcessEnv): VmNetworkSettings {
-  const egress = (env.ARBOR_VM_EGRESS ?? 'on').toLowerCase();
-  if (!['on', 'off'].includes(egress)) throw new Error(`ARBOR_VM_EGRESS must be on or off (got "${env.ARBOR_VM_EGRESS}")`);
+  const egress = choiceSetting(env, 'ARBOR_VM_EGRESS', ['on', 'off'] as const, 'on');
   return {
     bridge: env.ARBOR_VM_BRIDGE || 'arbor0',
     ipv4Subnet: env.ARBOR_VM_IPV4_SUBNET || '10.213.0.0/16',

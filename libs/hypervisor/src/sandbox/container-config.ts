@@ -90,10 +90,15 @@ export interface ContainerConfigInput {
   seccompProgram?: Buffer | null;
 }
 
-/** The `linux.seccomp` section of every machine's config: Docker's default profile for MACHINE_CAPABILITIES. */
+/**
+ * The `linux.seccomp` section of every machine's config: Docker's default profile for
+ * MACHINE_CAPABILITIES, on this host's architecture and kernel. Resolved once per process: every
+ * boot uses it (its config, and the key of its compiled program), and it never changes.
+ */
 export function machineSeccomp(): OciSeccomp {
-  return seccompForContainer([...MACHINE_CAPABILITIES]);
+  return (resolvedMachineSeccomp ??= seccompForContainer([...MACHINE_CAPABILITIES]));
 }
+let resolvedMachineSeccomp: OciSeccomp | null = null;
 
 /** The cgroup every machine's group sits under (`<controller>/arbor/<vm>` on v1, `arbor/<vm>` on v2). */
 export const MACHINES_CGROUP = 'arbor';

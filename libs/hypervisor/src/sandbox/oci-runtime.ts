@@ -70,7 +70,7 @@ const RUNTIME_ENV = { PATH: DEFAULT_EXEC_ENV.PATH };
 export class OciRuntime {
   constructor(
     readonly root: string,
-    readonly name: OciRuntimeName = 'runc',
+    readonly name: OciRuntimeName,
   ) {}
 
   /**

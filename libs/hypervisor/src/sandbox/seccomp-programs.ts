@@ -29,7 +29,8 @@ const BPF_MAX_INSTRUCTIONS = 4096;
  * beside the machines' configs, which are as much trusted.
  */
 export class SeccompPrograms {
-  private toolchain: Promise<string> | null = null;
+  /** Each profile's file, named once per driver (the profile and toolchain hashed): a boot only reads it. */
+  private readonly files = new WeakMap<OciSeccomp, Promise<string>>();
 
   constructor(private readonly dir: string) {}
 
@@ -53,11 +54,14 @@ export class SeccompPrograms {
     await writeFileAtomic(await this.file(runtime, seccomp), program, { mode: 0o600, ifAbsent: true });
   }
 
-  private async file(runtime: OciRuntime, seccomp: OciSeccomp): Promise<string> {
-    this.toolchain ??= toolchainOf(runtime);
-    this.toolchain.catch(() => (this.toolchain = null));
-    const key = createHash('sha256').update(await this.toolchain).update(JSON.stringify(seccomp)).digest('hex');
-    return join(this.dir, `${key}.bpf`);
+  private file(runtime: OciRuntime, seccomp: OciSeccomp): Promise<string> {
+    let file = this.files.get(seccomp);
+    if (!file) {
+      file = toolchainOf(runtime).then((toolchain) => join(this.dir, `${createHash('sha256').update(toolchain).update(JSON.stringify(seccomp)).digest('hex')}.bpf`));
+      this.files.set(seccomp, file);
+      file.catch(() => this.files.delete(seccomp)); // named again at the next boot
+    }
+    return file;
   }
 }
 
