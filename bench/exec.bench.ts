@@ -1,11 +1,14 @@
 import type { HypervisorDriver } from '@arbor/hypervisor';
 import { startBenchArbor } from './embedded-client';
+import { execInOtherProcess } from './http-execs';
 import { percentile, report, spreadOf, timed } from './stats';
 
 /**
  * Exec through the log on a real driver: the sync round trip through the API (append the request,
  * the worker runs it and appends output and exit, the API follows the stream) against the same
- * command straight on the driver, and how soon a streamed exec's first output line arrives.
+ * command straight on the driver, and how soon a streamed exec's first output line arrives. The
+ * HTTP client runs in a process of its own, as a user's does (until 2026-11-28 (night) it was a `fetch`
+ * on the service's own event loop, which added its work to the API's figures).
  */
 export async function benchExec(hypervisor: 'sandbox' | 'qemu' = 'sandbox', rounds = 50): Promise<void> {
   const bench = await startBenchArbor({ HYPERVISOR: hypervisor });
@@ -21,15 +24,16 @@ export async function benchExec(hypervisor: 'sandbox' | 'qemu' = 'sandbox', roun
     const api: number[] = [];
     const firstByte: number[] = [];
     const driverFirstByte: number[] = [];
+    const client = { baseUrl: bench.arbor.url, key: bench.arbor.createdAdminKey!, vm_id };
     // In blocks of ten, not one by one: a round's leftovers (process teardown, projector catching
     // up) would otherwise land on the next measurement. The blocks take turns, so both sides of
     // a ratio see the same load when the shared machine's load drifts during the run.
     for (let done = 0; done < rounds; done += BLOCK) {
       const block = Math.min(BLOCK, rounds - done);
       for (let i = 0; i < block; i++) direct.push((await timed(() => driver.exec(vm_id, { argv: command }, () => {})))[1]);
-      for (let i = 0; i < block; i++) api.push((await timed(() => bench.call('POST', `/api/v1/vm/${vm_id}/exec`, { command })))[1]);
+      api.push(...(await execInOtherProcess({ ...client, command, kind: 'sync', count: block })));
       for (let i = 0; i < block; i++) driverFirstByte.push(await driverFirstChunkMs(bench.arbor.driver, vm_id));
-      for (let i = 0; i < block; i++) firstByte.push(await streamFirstLineMs(bench.arbor.url, bench.arbor.createdAdminKey!, vm_id));
+      firstByte.push(...(await execInOtherProcess({ ...client, command: STREAMED_SCRIPT, kind: 'stream', count: block })));
     }
     const p50 = (s: number[]) => percentile(s, 50);
     console.log(`exec (${hypervisor} driver, ${rounds} rounds, embedded SQLite, real HTTP)`);
@@ -57,26 +61,4 @@ async function driverFirstChunkMs(driver: HypervisorDriver, vm_id: string): Prom
   let first: number | null = null;
   await driver.exec(vm_id, { argv: STREAMED_SCRIPT }, () => (first ??= Number(process.hrtime.bigint() - start) / 1e6));
   return first!;
-}
-
-/** From sending POST /exec/stream until the first chunk line has arrived (then reads to the end). */
-async function streamFirstLineMs(url: string, key: string, vm_id: string): Promise<number> {
-  const start = process.hrtime.bigint();
-  const response = await fetch(`${url}/api/v1/vm/${vm_id}/exec/stream`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ command: STREAMED_SCRIPT }),
-  });
-  if (response.status !== 200) throw new Error(`exec/stream: ${response.status} ${await response.text()}`);
-  const reader = response.body!.getReader();
-  let text = '';
-  let firstLineMs: number | null = null;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += Buffer.from(value).toString();
-    if (firstLineMs === null && text.includes('"type":"chunk"') && text.includes('\n')) firstLineMs = Number(process.hrtime.bigint() - start) / 1e6;
-  }
-  if (firstLineMs === null) throw new Error(`no chunk line in ${text}`);
-  return firstLineMs;
 }

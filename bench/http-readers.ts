@@ -1,5 +1,6 @@
-import { Agent, get } from 'node:http';
+import { Agent } from 'node:http';
 import { answerInChildProcess, askChildProcess } from './child-process';
+import { httpText } from './http-client';
 
 const READERS_FLAG = '--readers';
 
@@ -27,24 +28,11 @@ export function readInOtherProcess(baseUrl: string, readers: ReaderPlan[]): Prom
   return askChildProcess<ReadRound>(__filename, READERS_FLAG, { baseUrl, readers });
 }
 
-/** Node's own HTTP client with kept-alive connections: far cheaper per request than fetch, so the round measures the service more than its clients. */
-function getText(agent: Agent, url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    get(url, { agent, headers }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-      response.on('error', reject);
-    }).on('error', reject);
-  });
-}
-
 async function read(baseUrl: string, readers: ReaderPlan[]): Promise<ReadRound> {
   const agent = new Agent({ keepAlive: true, noDelay: true });
   const samples: Record<string, number[]> = {};
   const get = async (path: string, headers: Record<string, string>) => {
-    const { status, body } = await getText(agent, baseUrl + path, headers);
+    const { status, body } = await httpText(agent, baseUrl + path, { headers });
     if (status !== 200) throw new Error(`GET ${path}: ${status} ${body}`);
   };
   await Promise.all(readers.map(async ({ headers, warmUp }) => { for (const { path } of warmUp) await get(path, headers); }));
