@@ -103,17 +103,22 @@ export async function identityOf(driver: HypervisorDriver, vmId: string): Promis
 
 /**
  * PIDs (in the machine) of processes whose command line holds `marker`. The search pattern wraps
- * the first character in [], so the searching shell and grep never match themselves.
+ * the first character in [], so the searching shell and grep never match themselves. A child a
+ * marked shell has forked but not yet exec'd (its loop's `sleep`, say) still carries the parent's
+ * command line for a moment: a process whose parent is marked too is that child, not another.
  */
 export async function processesWithMarker(driver: HypervisorDriver, vmId: string, marker: string): Promise<number[]> {
   const pattern = `[${marker[0]}]${marker.slice(1)}`;
-  const script = `grep -l -a -e "$1" /proc/[0-9]*/cmdline 2>/dev/null; true`;
+  // Each match as "<pid> <ppid>" (the ppid is the 4th field of /proc/<pid>/stat, after the comm's closing paren).
+  const script = `for f in $(grep -l -a -e "$1" /proc/[0-9]*/cmdline 2>/dev/null); do d=\${f%/cmdline}; s=$(cat $d/stat 2>/dev/null) || continue; r=\${s##*) }; set -- "$1" $r; echo "\${d#/proc/} $3"; done; true`;
   const out = await stdoutOf(driver, vmId, { argv: ['sh', '-c', script, 'sh', pattern] });
-  return out
+  const found = out
     .split('\n')
-    .map((line) => /^\/proc\/(\d+)\/cmdline$/.exec(line)?.[1])
-    .filter((pid): pid is string => pid !== undefined)
-    .map(Number);
+    .map((line) => /^(\d+) (\d+)$/.exec(line))
+    .filter((match): match is RegExpExecArray => match !== null)
+    .map((match) => ({ pid: Number(match[1]), ppid: Number(match[2]) }));
+  const pids = new Set(found.map(({ pid }) => pid));
+  return found.filter(({ ppid }) => !pids.has(ppid)).map(({ pid }) => pid);
 }
 
 /** Total size of the machine's root filesystem in MiB, as `df` in the guest reports it. */
