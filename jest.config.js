@@ -21,6 +21,7 @@ module.exports = {
     '^@arbor/([^/]+)$': '<rootDir>/libs/$1/src',
     '^@arbor/([^/]+)/([^/]+)$': '<rootDir>/libs/$1/src/$2',
   },
-  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
+  // NestJS 12 and content-disposition (of @fastify/static, the API docs' pages) are ESM: compiled like the sources.
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/|content-disposition/)(?!.*/node_modules/content-disposition/)'],
   testTimeout: 60000,
 };

@@ -1,16 +1,20 @@
 import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { type NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, Response } from 'express';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { maxHeaderSize } from 'node:http';
+import { parse as parseQueryString } from 'node:querystring';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Infrastructure } from '@arbor/application';
 import { EVENT_CATALOGUE } from '@arbor/domain';
 import { type Log, silentLog } from '@arbor/observability';
 import { ApiModule } from './api.module';
-import { refuseDeepJson } from './http/json-nesting';
+import { answerError } from './http/error.filter';
+import { jsonBodyParser } from './http/json-body';
 import { NestLog } from './http/nest-log';
+import { proxyTrust } from './http/proxy-trust';
 import { refuseOversizeBodies } from './http/oversize-body';
-import { answerOversizeHeads } from './http/oversize-head';
+import { answerClientError } from './http/oversize-head';
 import { requestObserver } from './http/request-observer';
 import { readBuildInfo } from './system/build-info';
 import { EdgeValidationPipe } from './http/validation.pipe';
@@ -29,30 +33,41 @@ const isMultipart = (type: string | string[] | undefined): boolean => typeof typ
 export async function createApiApp(infra: Infrastructure, options: { log?: Log } = {}): Promise<INestApplication> {
   await infra.secrets.secretsKey();
   const log = options.log ?? silentLog;
-  const app = await NestFactory.create<NestExpressApplication>(ApiModule.register(infra), {
-    logger: new NestLog(log),
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    ApiModule.register(infra),
+    new FastifyAdapter({
+      // Whose X-Forwarded-For names the client (rate limits, sign-in mail): none unless ARBOR_TRUST_PROXY says.
+      trustProxy: proxyTrust(infra.config.trustProxy),
+      bodyLimit: JSON_BODY_LIMIT,
+      // A request's whole arrival, body included: an image upload of gigabytes needs more than Node's 5 minutes.
+      requestTimeout: infra.config.images.uploadTimeoutMs,
+      // Paths match as they did on Express: any letter case, a trailing slash or not, and a path
+      // parameter as long as the request line allows (Fastify's default cuts at 100 characters).
+      // Query strings: repeated keys become arrays and nothing nests, as Node's own parser (Express's) does it.
+      routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: maxHeaderSize, querystringParser: (query) => parseQueryString(query) },
+      // A request line and headers over Node's limit get the error envelope (431), not Fastify's own body;
+      // so does what Fastify refuses before routing (a path with a broken %-escape: 400).
+      clientErrorHandler: answerClientError,
+      frameworkErrors: (error: Error, _request: FastifyRequest, reply: FastifyReply) => answerError(reply, error),
+      // Nest's middleware layer (middie) is not used: the hooks below run on every request.
+      skipMiddie: true,
+    }),
+    { logger: new NestLog(log), bodyParser: false },
+  );
+  const fastify = app.getHttpAdapter().getInstance();
   const observer = requestObserver(log);
-  app.use(observer.begin);
+  fastify.addHook('onRequest', observer.begin);
   // A body declared over the limit is answered 413 at once and drained (bounded), never parsed. A
   // multipart body (an image upload) has its own cap, which its handler applies as it streams.
   const refuseOversize = refuseOversizeBodies(JSON_BODY_LIMIT);
-  app.use((request: Request, response: Response, next: NextFunction) => (isMultipart(request.headers['content-type']) ? next() : refuseOversize(request, response, next)));
+  fastify.addHook('onRequest', (request, _reply, done) => (isMultipart(request.headers['content-type']) ? done() : refuseOversize(request.raw, done)));
   // Parse JSON whatever the content type says: several SDKs send bodies without one. Bodies
-  // nested deeper than any request of the contract are refused before they are parsed.
-  // (Nest's type leaves `verify` out, reserved for `rawBody: true`, which Arbor does not use; it passes it on.)
-  // A multipart body (an image upload) is left unread: its handler streams it to disk.
-  const jsonOptions = { limit: JSON_BODY_LIMIT, type: (request: { headers: Record<string, string | string[] | undefined> }) => !isMultipart(request.headers['content-type']), verify: refuseDeepJson };
-  app.useBodyParser('json', jsonOptions);
-  app.use(observer.resume);
+  // nested deeper than any request of the contract are refused before they are parsed. A
+  // multipart body (an image upload) is left unread: its handler streams it to disk.
+  const parseJson = jsonBodyParser(JSON_BODY_LIMIT);
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('*', (request, _payload, done) => (isMultipart(request.headers['content-type']) ? done(null, undefined) : parseJson(request.raw, done)));
   app.useGlobalPipes(new EdgeValidationPipe());
-  app.getHttpAdapter().getInstance().disable('x-powered-by');
-  // Whose X-Forwarded-For names the client (rate limits, sign-in mail): none unless ARBOR_TRUST_PROXY says.
-  app.getHttpAdapter().getInstance().set('trust proxy', infra.config.trustProxy);
-  answerOversizeHeads(app.getHttpServer());
-  // A request's whole arrival, body included: an image upload of gigabytes needs more than Node's 5 minutes.
-  (app.getHttpServer() as import('node:http').Server).requestTimeout = infra.config.images.uploadTimeoutMs;
 
   const build = readBuildInfo();
   const document = SwaggerModule.createDocument(

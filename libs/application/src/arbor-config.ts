@@ -56,7 +56,7 @@ export interface ArborConfig {
   metrics: MetricsSettings;
   /** Sign-in by e-mail (shell-auth): SMTP, links, sign-up. */
   shellAuth: ShellAuthSettings;
-  /** Express's `trust proxy`: which proxies' X-Forwarded-For names the client. */
+  /** Which proxies' X-Forwarded-For names the client (proxy-addr's forms: see loadTrustProxy). */
   trustProxy: boolean | number | string;
   /** How often each api process writes down the keys it saw used (their `last_used_at`, to the hour). */
   keyUsageFlushMs: number;

@@ -35,7 +35,7 @@ export function loadShellAuthSettings(env: NodeJS.ProcessEnv, port: number): She
 }
 
 /**
- * Express's `trust proxy` from ARBOR_TRUST_PROXY: unset, the client address is the socket's;
+ * Which proxies the API trusts, from ARBOR_TRUST_PROXY (proxy-addr's forms, as Express's `trust proxy` took them): unset, the client address is the socket's;
  * behind a reverse proxy, name it (`loopback`, an address or subnet, a comma-separated list, or
  * a hop count) so X-Forwarded-For gives the client's address (rate limits, sign-in mail).
  */

@@ -1,12 +1,12 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../http/http-error';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import type { Principal } from './principal';
 import { IS_PUBLIC } from './public.decorator';
 
-export type AuthenticatedRequest = Request & { principal: Principal };
+export type AuthenticatedRequest = FastifyRequest & { principal: Principal };
 
 /** `Authorization: Bearer <key>` on every route but the public ones; 401 JSON otherwise. */
 @Injectable()

@@ -1,9 +1,9 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { CommandContext } from '@arbor/application';
 import { deterministicUuid, UUID_PATTERN } from '@arbor/domain';
-import { correlateRequest, requestCorrelationId } from '../http/request-observer';
+import { correlateRequest, pathOf, requestCorrelationId } from '../http/request-observer';
 import type { AuthenticatedRequest } from './api-key.guard';
 import type { Principal } from './principal';
 
@@ -21,16 +21,16 @@ export interface RequestContext {
  * is the id the request's log lines already carry, so its lines and its events share one id. The
  * request's log context and its X-Correlation-Id answer say so from here on.
  */
-export function correlateCommand(request: AuthenticatedRequest, response: Response): { command_id: string; correlation_id: string; idempotency_key: string | null } {
+export function correlateCommand(request: AuthenticatedRequest, reply: FastifyReply): { command_id: string; correlation_id: string; idempotency_key: string | null } {
   const header = request.headers['x-idempotency-key'];
   const idempotency_key = typeof header === 'string' && header.length > 0 ? header : null;
   const correlationHeader = request.headers['x-correlation-id'];
   const clientCorrelation = typeof correlationHeader === 'string' && UUID_PATTERN.test(correlationHeader) ? correlationHeader : null;
   const command_id = idempotency_key
-    ? deterministicUuid(request.principal.org_id, request.method, request.path, idempotency_key)
-    : ((clientCorrelation ? null : requestCorrelationId(request)) ?? randomUUID());
+    ? deterministicUuid(request.principal.org_id, request.method, pathOf(request.raw), idempotency_key)
+    : ((clientCorrelation ? null : requestCorrelationId(request.raw)) ?? randomUUID());
   const correlation_id = clientCorrelation ?? command_id;
-  correlateRequest(request, response, correlation_id);
+  correlateRequest(request.raw, reply.raw, correlation_id);
   return { command_id, correlation_id, idempotency_key };
 }
 
@@ -38,7 +38,7 @@ export function correlateCommand(request: AuthenticatedRequest, response: Respon
 export const Ctx = createParamDecorator((_: unknown, context: ExecutionContext): RequestContext => {
   const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
   const principal = request.principal;
-  const { command_id, correlation_id, idempotency_key } = correlateCommand(request, context.switchToHttp().getResponse<Response>());
+  const { command_id, correlation_id, idempotency_key } = correlateCommand(request, context.switchToHttp().getResponse<FastifyReply>());
   return {
     principal,
     idempotency_key,

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { EventStore } from '@arbor/event-store';
 import { presentedEventJson } from '@arbor/application';
 import type { EventFilter } from './event-filter';
@@ -17,8 +17,8 @@ const WRITE_BYTES = 64 * 1024;
  * size holds one page. Ends at the end of the range; a failure half-way, or a shutdown, cuts the
  * response off (no final chunk), so a client never takes a partial export for a whole one.
  */
-export async function exportEvents(store: EventStore, response: Response, range: ExportRange, filter: EventFilter, signal: AbortSignal): Promise<void> {
-  response.status(200);
+export async function exportEvents(store: EventStore, response: ServerResponse, range: ExportRange, filter: EventFilter, signal: AbortSignal): Promise<void> {
+  response.statusCode = 200;
   response.setHeader('Content-Type', 'application/x-ndjson');
   response.setHeader('Cache-Control', 'no-store');
   // Where this export ended: pass it as `after` to export what came since.

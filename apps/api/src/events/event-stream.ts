@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { EventStore, RecordedEvent } from '@arbor/event-store';
 import { presentEvent } from './event-presenter';
 import type { EventFilter } from './event-filter';
@@ -32,9 +32,9 @@ export interface EventStreamOptions {
  * Last-Event-ID: no gap, no repeat); a failing store cuts the response off, which the client
  * sees as an error and reconnects the same way.
  */
-export async function streamEvents(store: EventStore, response: Response, options: EventStreamOptions): Promise<void> {
+export async function streamEvents(store: EventStore, response: ServerResponse, options: EventStreamOptions): Promise<void> {
   const { after, filter, heartbeatMs, signal, stallMs } = options;
-  response.status(200);
+  response.statusCode = 200;
   response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   response.setHeader('Cache-Control', 'no-store');
   response.setHeader('X-Accel-Buffering', 'no'); // proxies (nginx) must not hold messages back

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { type AllSubscription, InMemoryEventStore, type NewEvent, type RecordedEvent } from '@arbor/event-store';
 import { streamEvents } from './event-stream';
 import { OpenStreams } from './open-streams';
@@ -71,7 +71,7 @@ describe('streamEvents (the live follow over SSE)', () => {
     for (let i = 0; i < 2000; i++) await store.append(`vm-${i % 10}`, [newEvent()], 'any');
     const client = new FakeClient();
     const stop = new AbortController();
-    const streaming = streamEvents(store, client as unknown as Response, { after: -1, filter: all, heartbeatMs: 60_000, signal: stop.signal });
+    const streaming = streamEvents(store, client as unknown as ServerResponse, { after: -1, filter: all, heartbeatMs: 60_000, signal: stop.signal });
     try {
       await settle();
       // The client reads nothing: one message fills its buffer and the stream waits for it.
@@ -93,7 +93,7 @@ describe('streamEvents (the live follow over SSE)', () => {
     const store = new InMemoryEventStore();
     for (let i = 0; i < 100; i++) await store.append('vm-1', [newEvent()], 'any');
     const client = new FakeClient();
-    await streamEvents(store, client as unknown as Response, { after: -1, filter: all, heartbeatMs: 60_000, signal: new AbortController().signal, stallMs: 30 });
+    await streamEvents(store, client as unknown as ServerResponse, { after: -1, filter: all, heartbeatMs: 60_000, signal: new AbortController().signal, stallMs: 30 });
     expect(client.destroyed).toBe(true);
   });
 
@@ -103,7 +103,7 @@ describe('streamEvents (the live follow over SSE)', () => {
     client.read();
     const stop = new AbortController();
     const onlyBooted = (event: Pick<RecordedEvent, 'type'>) => event.type === 'VmBooted';
-    const streaming = streamEvents(store, client as unknown as Response, { after: -1, filter: onlyBooted, heartbeatMs: 20, signal: stop.signal });
+    const streaming = streamEvents(store, client as unknown as ServerResponse, { after: -1, filter: onlyBooted, heartbeatMs: 20, signal: stop.signal });
     try {
       await settle(60);
       expect(client.text).toContain(': heartbeat\n\n');
@@ -122,7 +122,7 @@ describe('streamEvents (the live follow over SSE)', () => {
     const streams = new OpenStreams();
     const follow = (client: FakeClient) => {
       client.read();
-      return streamEvents(store, client as unknown as Response, { after: -1, filter: all, heartbeatMs: 60_000, signal: streams.start(client as unknown as Response) });
+      return streamEvents(store, client as unknown as ServerResponse, { after: -1, filter: all, heartbeatMs: 60_000, signal: streams.start(client as unknown as ServerResponse) });
     };
     const leaving = new FakeClient();
     const left = follow(leaving);

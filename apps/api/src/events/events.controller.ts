@@ -1,12 +1,13 @@
 import { Controller, Get, Headers, Inject, Param, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
 import { EventDto, EventExportQueryDto, EventFeedQueryDto, EventFeedResponseDto, EventStreamQueryDto } from '@arbor/contracts';
 import { notFound, Vm } from '@arbor/domain';
 import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
 import { HttpError } from '../http/http-error';
+import { ownResponse } from '../http/own-response';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { VmReadModel } from '../vms/vm-read-model';
 import { exportEvents } from './event-export';
@@ -72,7 +73,8 @@ export class EventsController {
       'A quiet stream sends a `: heartbeat` comment (every 15 s unless ARBOR_SSE_HEARTBEAT_MS says otherwise), with `id:` when filtered-out events were passed. ' +
       'Same org rule as the feed; filters `type`, `stream`, `category`.',
   })
-  async stream(@Ctx() ctx: RequestContext, @Query() query: EventStreamQueryDto, @Headers('last-event-id') lastEventId: string | undefined, @Res() response: Response): Promise<void> {
+  async stream(@Ctx() ctx: RequestContext, @Query() query: EventStreamQueryDto, @Headers('last-event-id') lastEventId: string | undefined, @Res() reply: FastifyReply): Promise<void> {
+    const response = ownResponse(reply);
     const after = positionOf(lastEventId) ?? query.after ?? -1;
     const filter = eventFilter(ctx.principal, query);
     await streamEvents(this.events, response, { after, filter, heartbeatMs: this.config.sseHeartbeatMs, signal: this.streams.start(response) });
@@ -85,7 +87,8 @@ export class EventsController {
       'NDJSON, one feed item per line in log order, for `after < position <= until` (until: the head of the log when the export starts) ' +
       'and, when given, `since <= created_at < before`. Streamed; the header Arbor-Export-Until tells where it ended. Same org rule and filters as the stream.',
   })
-  async export(@Ctx() ctx: RequestContext, @Query() query: EventExportQueryDto, @Res() response: Response): Promise<void> {
+  async export(@Ctx() ctx: RequestContext, @Query() query: EventExportQueryDto, @Res() reply: FastifyReply): Promise<void> {
+    const response = ownResponse(reply);
     const range = await exportRange(this.events, query);
     await exportEvents(this.events, response, range, eventFilter(ctx.principal, query), this.streams.start(response));
   }

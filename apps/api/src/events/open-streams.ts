@@ -1,5 +1,5 @@
 import { type BeforeApplicationShutdown, Injectable } from '@nestjs/common';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 /**
  * The long responses in flight (live streams, exports). Each gets a signal that fires when its
@@ -11,7 +11,7 @@ export class OpenStreams implements BeforeApplicationShutdown {
   private readonly running = new Set<AbortController>();
 
   /** Starts a long response: it sends `Connection: close`, so its socket goes when it ends. */
-  start(response: Response): AbortSignal {
+  start(response: ServerResponse): AbortSignal {
     const controller = new AbortController();
     this.running.add(controller);
     response.setHeader('Connection', 'close');

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 /** How long a client may read nothing while its socket buffer is full before it is cut off. */
 export const CLIENT_STALL_MS = 120_000;
@@ -9,7 +9,7 @@ export const CLIENT_STALL_MS = 120_000;
  * reader costs the buffer and nothing more; a client that reads nothing for `stallMs` is cut off
  * (it resumes from the last position it got). Resolves true while the client takes more.
  */
-export function writePaced(response: Response, chunk: string, stallMs = CLIENT_STALL_MS): Promise<boolean> {
+export function writePaced(response: ServerResponse, chunk: string, stallMs = CLIENT_STALL_MS): Promise<boolean> {
   if (response.destroyed || response.writableEnded) return Promise.resolve(false);
   if (response.write(chunk)) return Promise.resolve(true);
   return new Promise((resolve) => {
@@ -38,7 +38,7 @@ export class PacedWriter {
   private previous = Promise.resolve(true);
 
   constructor(
-    private readonly response: Response,
+    private readonly response: ServerResponse,
     private readonly stallMs = CLIENT_STALL_MS,
   ) {}
 

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import {
   VmExecLogResponseDto,
   VmExecLogsQueryDto,
@@ -12,6 +12,7 @@ import {
 import { EVENT_STORE, type EventStore } from '@arbor/event-store';
 import { AnyMember, Changes } from '../auth/changes.decorator';
 import { Ctx, type RequestContext } from '../auth/request-context.decorator';
+import { ownResponse } from '../http/own-response';
 import { UuidParamPipe } from '../http/uuid-param.pipe';
 import { RunExecCommand } from './commands/run-exec.command';
 import { StreamExecCommand } from './commands/stream-exec.command';
@@ -48,7 +49,8 @@ export class ExecController {
       'A non-zero exit code is still a 200. Output past the limit (ARBOR_EXEC_OUTPUT_MAX_BYTES) is cut off with a note on stderr, exit code 137. ' +
       'An exec lost with its worker (restarted while it ran; not run again) answers what was recorded, exit code -1, a note on stderr and its exec_id.',
   })
-  async exec(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Body() body: VmExecRequestDto, @Res() response: Response): Promise<void> {
+  async exec(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Body() body: VmExecRequestDto, @Res() reply: FastifyReply): Promise<void> {
+    const response = ownResponse(reply);
     const gone = clientGone(response);
     const answer = await this.commands.execute(new RunExecCommand(ctx, vmId, body, gone));
     await writeSyncExecBody(response, this.events, answer, gone);
@@ -58,7 +60,8 @@ export class ExecController {
   @Post(':vm_id/exec/stream')
   @ApiProduces('application/x-ndjson')
   @ApiOkResponse({ description: `${NDJSON_DESCRIPTION} exec_id is null unless the request named the exec. The command runs on if the client disconnects; name it (exec_id) to attach later.` })
-  async stream(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Body() body: VmExecRequestDto, @Res() response: Response): Promise<void> {
+  async stream(@Ctx() ctx: RequestContext, @Param('vm_id', UuidParamPipe) vmId: string, @Body() body: VmExecRequestDto, @Res() reply: FastifyReply): Promise<void> {
+    const response = ownResponse(reply);
     const items = await this.commands.execute(new StreamExecCommand(ctx, vmId, body, clientGone(response)));
     await sendNdjson(response, items);
   }
@@ -71,8 +74,9 @@ export class ExecController {
     @Ctx() ctx: RequestContext,
     @Param('vm_id', UuidParamPipe) vmId: string,
     @Body() body: VmExecStreamAttachRequestDto,
-    @Res() response: Response,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
+    const response = ownResponse(reply);
     const after = body.from_latest ? 'latest' : (body.cursor ?? 0);
     const items = await this.queries.execute(new AttachExecQuery(ctx.principal.org_id, vmId, body.exec_id.toLowerCase(), after, clientGone(response)));
     await sendNdjson(response, items);

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { ExecStreamItem } from './exec-lines';
 
 /**
@@ -6,10 +6,10 @@ import type { ExecStreamItem } from './exec-lines';
  * is produced. The response starts when the follower says the exec is open, so a command that
  * could not run is still answered with a JSON error; the body ends after the last line.
  */
-export async function sendNdjson(response: Response, items: AsyncIterable<ExecStreamItem>): Promise<void> {
+export async function sendNdjson(response: ServerResponse, items: AsyncIterable<ExecStreamItem>): Promise<void> {
   const start = () => {
     if (response.headersSent) return;
-    response.status(200);
+    response.statusCode = 200;
     response.setHeader('Content-Type', 'application/x-ndjson');
     response.setHeader('Cache-Control', 'no-store');
     response.flushHeaders();
@@ -25,7 +25,7 @@ export async function sendNdjson(response: Response, items: AsyncIterable<ExecSt
 }
 
 /** An AbortSignal that fires when the client goes away before the response has ended. */
-export function clientGone(response: Response): AbortSignal {
+export function clientGone(response: ServerResponse): AbortSignal {
   const controller = new AbortController();
   response.once('close', () => controller.abort());
   return controller.signal;
@@ -35,7 +35,7 @@ export function clientGone(response: Response): AbortSignal {
  * Writes `text` and, when the socket's buffer is full, waits until it drains (or the client goes
  * away): a slow client slows the reading of the log instead of filling the api's memory.
  */
-export async function writeOrWait(response: Response, text: string): Promise<void> {
+export async function writeOrWait(response: ServerResponse, text: string): Promise<void> {
   if (response.write(text) || response.destroyed) return;
   await new Promise<void>((resolve) => {
     const done = () => {

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { ExecOutput, ExecOutputStream } from '@arbor/domain';
 import type { EventStore } from '@arbor/event-store';
 import { tailExecStream } from './exec-stream-tail';
@@ -28,7 +28,7 @@ const ONE_PIECE_CHARS = 64 * 1024;
  * fails half-way ends the response without its last chunk, so the client sees it cut off rather
  * than a short answer.
  */
-export async function writeSyncExecBody(response: Response, store: EventStore, answer: SyncExecAnswer, signal: AbortSignal): Promise<void> {
+export async function writeSyncExecBody(response: ServerResponse, store: EventStore, answer: SyncExecAnswer, signal: AbortSignal): Promise<void> {
   let gathered: string | null = '';
   const write = (text: string) => {
     if (gathered === null) return writeOrWait(response, text);
@@ -38,7 +38,7 @@ export async function writeSyncExecBody(response: Response, store: EventStore, a
     gathered = null;
     return writeOrWait(response, start);
   };
-  response.status(200);
+  response.statusCode = 200;
   response.setHeader('Content-Type', 'application/json; charset=utf-8');
   response.setHeader('Cache-Control', 'no-store');
   try {

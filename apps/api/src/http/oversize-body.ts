@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { HttpError } from './http-error';
 
 /** What a refused body may still send, and for how long, before its connection is cut. */
@@ -22,7 +22,7 @@ export const DEFAULT_OVERSIZE_DRAIN: OversizeDrain = { bytes: 64 * 1024 * 1024, 
  * how long any request may take to arrive).
  */
 export function refuseOversizeBodies(limitBytes: number, drain: OversizeDrain = DEFAULT_OVERSIZE_DRAIN) {
-  return (request: Request, _response: Response, next: NextFunction): void => {
+  return (request: IncomingMessage, next: (error?: Error) => void): void => {
     const declared = Number(request.headers['content-length']);
     if (!Number.isFinite(declared) || declared <= limitBytes) {
       next();

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import {
   ChangeMemberRoleRequestDto,
   CreateApiKeyRequestDto,
@@ -53,8 +53,8 @@ export class AccountController {
   @AnyMember('makes a key of the caller')
   @Post('keys')
   @ApiCreatedResponse({ type: CreatedApiKeyDto, description: 'The key is in this answer only. 400 for a label not 5 to 100 characters' })
-  async createKey(@Ctx() ctx: RequestContext, @Body() body: CreateApiKeyRequestDto, @Res() response: Response): Promise<void> {
-    response.status(201).json(await this.commands.execute(new CreateApiKeyCommand(ctx, body.label)));
+  async createKey(@Ctx() ctx: RequestContext, @Body() body: CreateApiKeyRequestDto, @Res() reply: FastifyReply): Promise<void> {
+    reply.status(201).send(await this.commands.execute(new CreateApiKeyCommand(ctx, body.label)));
   }
 
   @Changes('api_key')

@@ -1,5 +1,5 @@
 import busboy from 'busboy';
-import type { Request } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -13,6 +13,12 @@ import { extractInThread } from '@arbor/image-sources';
 const FILE_FIELDS = new Set(['file', 'tarball']);
 /** What a multipart body may hold besides its file: a few small fields, headers. */
 const MULTIPART_OVERHEAD = 1024 * 1024;
+
+/** The upload's request, whose body is read, and its response, which a refusal closes. */
+export interface UploadExchange {
+  request: IncomingMessage;
+  response: ServerResponse;
+}
 
 export interface UploadLimits {
   /** The most the file part may hold (ARBOR_IMAGE_ARCHIVE_MAX_MIB): more is a 413. */
@@ -39,11 +45,11 @@ export interface UploadLimits {
  * body cut off leaves nothing. `taken` tells whether a job already holds `target` (a retry of a
  * request whose first attempt got that far): its tree then stands, and this one goes.
  */
-export async function receiveUpload(request: Request, target: string, limits: UploadLimits, taken: () => Promise<boolean>): Promise<{ bytes: number }> {
+export async function receiveUpload({ request, response }: UploadExchange, target: string, limits: UploadLimits, taken: () => Promise<boolean>): Promise<{ bytes: number }> {
   const type = request.headers['content-type'] ?? '';
   if (!/^multipart\/form-data\b/i.test(type)) throw invalid('the body must be multipart/form-data with the tarball in a file part named `file` or `tarball`');
   const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limits.maxBytes + MULTIPART_OVERHEAD) throw tooLarge(request, limits.maxBytes);
+  if (Number.isFinite(declared) && declared > limits.maxBytes + MULTIPART_OVERHEAD) throw tooLarge(response, limits.maxBytes);
   let parser: busboy.Busboy;
   try {
     parser = busboy({ headers: request.headers, limits: { files: 1, fileSize: limits.maxBytes, fields: 16, fieldSize: 64 * 1024, parts: 32 } });
@@ -84,7 +90,7 @@ export async function receiveUpload(request: Request, target: string, limits: Up
     });
     stream.on('end', () => archive.end());
     // Over the cap: the answer is a 413 at once; nothing more of the body is read.
-    stream.on('limit', () => settle.reject(tooLarge(request, limits.maxBytes)));
+    stream.on('limit', () => settle.reject(tooLarge(response, limits.maxBytes)));
   });
   parser.on('close', () => settle.resolve());
   parser.on('error', (error: Error) => settle.reject(invalid(`the multipart body cannot be read: ${error.message}`)));
@@ -143,8 +149,8 @@ async function moveInPlace(partial: string, target: string, taken: () => Promise
   await rename(partial, target);
 }
 
-function tooLarge(request: Request, maxBytes: number): DomainError {
+function tooLarge(response: ServerResponse, maxBytes: number): DomainError {
   // Stop reading: the rest of the body is not wanted, and the answer closes the connection.
-  request.res?.setHeader('Connection', 'close');
+  response.setHeader('Connection', 'close');
   return new DomainError('too_large', `the upload is larger than the limit of ${Math.round(maxBytes / 1048576)} MiB (ARBOR_IMAGE_ARCHIVE_MAX_MIB)`);
 }

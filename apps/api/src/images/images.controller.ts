@@ -1,7 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   BaseImageStatusResponseDto,
   CreateBaseImageRequestDto,
@@ -53,8 +53,8 @@ export class ImagesController {
   @HttpCode(201)
   @ApiConsumes('multipart/form-data')
   @ApiCreatedResponse({ type: CreateBaseImageResponseDto, description: 'The file part (`file` or `tarball`) is a tar of the root filesystem, optionally gzip or zstd; 413 over the upload cap (nothing is kept)' })
-  upload(@Ctx() ctx: RequestContext, @Query() query: UploadBaseImageQueryDto, @Req() request: Request): Promise<CreateBaseImageResponseDto> {
-    return this.commands.execute(new UploadImageCommand(ctx, query.image_name, query.size_mib, request));
+  upload(@Ctx() ctx: RequestContext, @Query() query: UploadBaseImageQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<CreateBaseImageResponseDto> {
+    return this.commands.execute(new UploadImageCommand(ctx, query.image_name, query.size_mib, { request: request.raw, response: reply.raw }));
   }
 
   @Get(':image_name/status')

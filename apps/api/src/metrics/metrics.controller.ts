@@ -1,6 +1,6 @@
 import { Controller, Get, Header, Headers, Inject, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
 import { collectProcessMetrics, metricsText, scrapeAllowed } from '@arbor/observability';
 import { Public } from '../auth/public.decorator';
@@ -21,12 +21,12 @@ export class MetricsController {
   @Public()
   @Get('metrics')
   @Header('cache-control', 'no-store')
-  async metrics(@Headers('authorization') authorization: string | undefined, @Res() response: Response): Promise<void> {
+  async metrics(@Headers('authorization') authorization: string | undefined, @Res() reply: FastifyReply): Promise<void> {
     if (!scrapeAllowed(authorization, this.config.metrics.token)) {
-      response.setHeader('www-authenticate', 'Bearer');
+      reply.header('www-authenticate', 'Bearer');
       throw new HttpError(401, 'Unauthorized');
     }
     const { contentType, body } = await metricsText();
-    response.status(200).type(contentType).send(body);
+    reply.status(200).type(contentType).send(body);
   }
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   ShellAuthCreatedKeyDto,
   ShellAuthCreateKeyRequestDto,
@@ -20,7 +20,7 @@ import { StartSignInCommand } from './commands/start-sign-in.command';
 import { VerifyPublicKeyQuery, VerifySignInQuery } from './queries/shell-auth.queries';
 
 /** The client's address: the socket's, or X-Forwarded-For's as far as ARBOR_TRUST_PROXY trusts it. */
-const clientAddressOf = (request: Request) => request.ip ?? request.socket.remoteAddress ?? 'unknown';
+const clientAddressOf = (request: FastifyRequest) => request.ip ?? request.socket.remoteAddress ?? 'unknown';
 
 /**
  * Shell-auth, as the Vers CLI speaks it (`vers signup`, `vers login --git`): no bearer key, JSON,
@@ -39,7 +39,7 @@ export class ShellAuthController {
   @Post()
   @HttpCode(200)
   @ApiOkResponse({ type: ShellAuthStartResponseDto, description: 'A link was mailed. 400 bad address or key; 403 an alias (a+x@…) whose base account is missing or unverified, or sign-up by invitation only; 409 the key is bound to another address; 429 too many (Retry-After)' })
-  start(@Body() body: ShellAuthStartRequestDto, @Req() request: Request): Promise<ShellAuthStartResponseDto> {
+  start(@Body() body: ShellAuthStartRequestDto, @Req() request: FastifyRequest): Promise<ShellAuthStartResponseDto> {
     return this.commands.execute(new StartSignInCommand(body, clientAddressOf(request)));
   }
 
@@ -47,26 +47,26 @@ export class ShellAuthController {
   @HttpCode(200)
   @ApiOkResponse({ type: ShellAuthVerifiedDto })
   @ApiResponse({ status: 401, type: ShellAuthNotVerifiedDto, description: 'Not (or no longer) verified: the reason says why' })
-  async verifyKey(@Body() body: ShellAuthKeyRequestDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<object> {
+  async verifyKey(@Body() body: ShellAuthKeyRequestDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<object> {
     const answer = await this.queries.execute(new VerifySignInQuery(body, clientAddressOf(request)));
-    response.status(answer.status);
+    reply.status(answer.status);
     return answer.body;
   }
 
   /** The answer holds the key: written here, never recorded. */
   @Post('api-keys')
   @ApiOkResponse({ type: ShellAuthCreatedKeyDto, description: '400 bad label (5 to 100 characters) or no org; 401 not verified; 404 org unknown or not yours' })
-  async createKey(@Body() body: ShellAuthCreateKeyRequestDto, @Req() request: Request, @Res() response: Response): Promise<void> {
-    response.status(200).json(await this.commands.execute(new CreateSignInKeyCommand(body, clientAddressOf(request))));
+  async createKey(@Body() body: ShellAuthCreateKeyRequestDto, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    reply.status(200).send(await this.commands.execute(new CreateSignInKeyCommand(body, clientAddressOf(request))));
   }
 
   @Post('verify-public-key')
   @HttpCode(200)
   @ApiOkResponse({ type: ShellAuthPublicKeyVerifiedDto })
   @ApiResponse({ status: 404, type: ShellAuthPublicKeyUnknownDto })
-  async verifyPublicKey(@Body() body: ShellAuthPublicKeyRequestDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<object> {
+  async verifyPublicKey(@Body() body: ShellAuthPublicKeyRequestDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<object> {
     const answer = await this.queries.execute(new VerifyPublicKeyQuery(body, clientAddressOf(request)));
-    response.status(answer.status);
+    reply.status(answer.status);
     return answer.body;
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Get, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/public.decorator';
 import { ConfirmSignInCommand } from './commands/confirm-sign-in.command';
 import { PreviewSignInQuery } from './queries/shell-auth.queries';
@@ -23,20 +23,20 @@ export class SignInLinkController {
   ) {}
 
   @Get('verify')
-  async show(@Query('token') token: unknown, @Res() response: Response): Promise<void> {
-    send(response, await this.queries.execute(new PreviewSignInQuery(token)));
+  async show(@Query('token') token: unknown, @Res() reply: FastifyReply): Promise<void> {
+    send(reply, await this.queries.execute(new PreviewSignInQuery(token)));
   }
 
   @Post('verify')
-  async confirm(@Query('token') token: unknown, @Res() response: Response): Promise<void> {
-    send(response, await this.commands.execute(new ConfirmSignInCommand(token)));
+  async confirm(@Query('token') token: unknown, @Res() reply: FastifyReply): Promise<void> {
+    send(reply, await this.commands.execute(new ConfirmSignInCommand(token)));
   }
 }
 
-function send(response: Response, page: SignInPage): void {
-  response
+function send(reply: FastifyReply, page: SignInPage): void {
+  reply
     .status(page.status)
-    .set({
+    .headers({
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
       'Referrer-Policy': 'no-referrer',

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import {
   ListWebhookDeliveriesResponseDto,
   ListWebhooksResponseDto,
@@ -40,9 +40,9 @@ export class WebhooksController {
   @AnyMember('registers a webhook of the caller')
   @Post()
   @ApiCreatedResponse({ type: RegisteredWebhookDto, description: '400 for a URL that is not absolute http(s), or unknown event types (named); 409 past 25 webhooks' })
-  async register(@Ctx() ctx: RequestContext, @Body() body: RegisterWebhookRequestDto, @Res() response: Response): Promise<void> {
+  async register(@Ctx() ctx: RequestContext, @Body() body: RegisterWebhookRequestDto, @Res() reply: FastifyReply): Promise<void> {
     const registered = await this.commands.execute(new RegisterWebhookCommand(ctx, body.url, body.event_types ?? [ALL_EVENT_TYPES], body.description ?? null));
-    response.status(201).json(registered);
+    reply.status(201).send(registered);
   }
 
   @Get()

@@ -74,7 +74,7 @@ export class UploadImageHandler extends ImageRequester implements ICommandHandle
    * image. The tree waits there for the worker, which builds from it and deletes it when the job
    * ends.
    */
-  async execute({ context, image_name: name, size_mib: size, request }: UploadImageCommand): Promise<CreateBaseImageResponseDto> {
+  async execute({ context, image_name: name, size_mib: size, upload }: UploadImageCommand): Promise<CreateBaseImageResponseDto> {
     const image_name = requireImageName(name);
     const size_mib = sizeWithin(size, IMAGE_UPLOAD_SIZE_RANGE);
     const image_id = deterministicUuid(context.command.command_id, 'image');
@@ -82,7 +82,7 @@ export class UploadImageHandler extends ImageRequester implements ICommandHandle
     const { uploadDir, archiveMaxBytes, rootfsMaxBytes, rootfsMaxEntries } = this.config.images;
     const tree = uploadTreeOf(uploadDir, image_id);
     const jobExists = async () => (await this.aggregates.load(Image, image_id)).state.status !== 'none';
-    const { bytes } = await receiveUpload(request, tree, { maxBytes: archiveMaxBytes, rootfsMaxBytes, rootfsMaxEntries }, jobExists);
+    const { bytes } = await receiveUpload(upload, tree, { maxBytes: archiveMaxBytes, rootfsMaxBytes, rootfsMaxEntries }, jobExists);
     try {
       return await this.request(context, image_id, image_name, { type: 'upload', upload_id: image_id, bytes }, size_mib, 'total', null);
     } catch (error) {

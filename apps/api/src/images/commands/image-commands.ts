@@ -1,7 +1,7 @@
-import type { Request } from 'express';
 import { Command } from '@nestjs/cqrs';
 import type { BaseImageInfoDto, CreateBaseImageRequestDto, CreateBaseImageResponseDto, DeleteBaseImageResponseDto } from '@arbor/contracts';
 import type { RequestContext } from '../../auth/request-context.decorator';
+import type { UploadExchange } from '../image-upload-receiver';
 
 /** POST /images/create: a job that builds the image from a registry image or an S3 tarball. */
 export class CreateImageCommand extends Command<CreateBaseImageResponseDto> {
@@ -19,7 +19,7 @@ export class UploadImageCommand extends Command<CreateBaseImageResponseDto> {
     readonly context: RequestContext,
     readonly image_name: string,
     readonly size_mib: number | undefined,
-    readonly request: Request,
+    readonly upload: UploadExchange,
   ) {
     super();
   }
