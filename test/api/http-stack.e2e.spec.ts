@@ -66,6 +66,13 @@ describe('the HTTP stack (what clients rely on)', () => {
     expect(await arbor.infra.eventStore.headPosition()).toBe(before);
   });
 
+  it('a Content-Type that does not parse → 415 in the error envelope, nothing appended', async () => {
+    const before = await arbor.infra.eventStore.headPosition();
+    const res = await raw('POST', `/api/v1/vm/${vmId}/exec`, { headers: { 'content-type': 'not a media type' }, body: '{"command":["true"]}' });
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 415, body: { error: expect.any(String), success: false } });
+    expect(await arbor.infra.eventStore.headPosition()).toBe(before);
+  });
+
   it('repeated query keys are a list: an as_of given twice is refused as not one position', async () => {
     const res = await arbor.request('GET', '/api/v1/vms?as_of=1&as_of=2');
     expect(res.status).toBe(400);
