@@ -38,7 +38,6 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
     new FastifyAdapter({
       // Whose X-Forwarded-For names the client (rate limits, sign-in mail): none unless ARBOR_TRUST_PROXY says.
       trustProxy: proxyTrust(infra.config.trustProxy),
-      bodyLimit: JSON_BODY_LIMIT,
       // A request's whole arrival, body included: an image upload of gigabytes needs more than Node's 5 minutes.
       requestTimeout: infra.config.images.uploadTimeoutMs,
       // Paths match as they did on Express: any letter case, a trailing slash or not, and a path
