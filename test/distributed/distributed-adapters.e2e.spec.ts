@@ -1,7 +1,7 @@
 import { PROJECTOR_CHECKPOINT } from '@arbor/application';
-import { EventStoreDbEventStore } from '@arbor/event-store';
+import { EventStoreDbEventStore } from '@arbor/event-store/eventstoredb';
 import { startEsdbFake, type EsdbFake } from '@arbor/event-store/testing';
-import { MongoReadModelStore } from '@arbor/read-models';
+import { MongoReadModelStore } from '@arbor/read-models/mongodb';
 import { startMongoFake, type MongoFake } from '@arbor/read-models/testing';
 import { createPauseResumeDelete, distEntry, type ProcessTrio, startProcess, startProcessTrio, stopProcess } from '../support/processes';
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { EventStoreDbEventStore } from '@arbor/event-store';
+import { EventStoreDbEventStore } from '@arbor/event-store/eventstoredb';
 import { startEsdbFake, type EsdbFake } from '@arbor/event-store/testing';
 import { startMongoFake, type MongoFake } from '@arbor/read-models/testing';
 import { type ProcessTrio, startProcessTrio } from '../support/processes';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { type EventStore, SqliteEventStore, EventStoreDbEventStore } from '@arbor/event-store';
-import { type ReadModelStore, SqliteReadModelStore, MongoReadModelStore } from '@arbor/read-models';
+import { type EventStore, SqliteEventStore } from '@arbor/event-store';
+import { type ReadModelStore, SqliteReadModelStore } from '@arbor/read-models';
 import type { ArborConfig } from './arbor-config';
 import { countingAppends } from './counted-appends';
 import { checkDataDirectory, privateStoreFile } from './data-directory';
@@ -14,12 +14,14 @@ export const READ_MODELS_DB = 'read-models.db';
 /**
  * The event store the configuration selects: EventStoreDB when EVENTSTORE_URL is set, else SQLite.
  * Every process opens its event store first, so the data directory, which holds each one's state
- * whichever stores it uses, is checked here (checkDataDirectory: refused when unsafe).
+ * whichever stores it uses, is checked here (checkDataDirectory: refused when unsafe). The
+ * distributed adapters are imported only when configured: their clients are slow to load.
  */
 export function openEventStore(config: ArborConfig, log: (line: string) => void = () => {}): EventStore {
   checkDataDirectory(config, log);
   if (config.eventStoreUrl) {
     log(`event store: EventStoreDB at ${redact(config.eventStoreUrl)}`);
+    const { EventStoreDbEventStore } = require('@arbor/event-store/eventstoredb') as typeof import('@arbor/event-store/eventstoredb');
     return countingAppends(new EventStoreDbEventStore(config.eventStoreUrl));
   }
   log(`event store: SQLite in ${config.dataDir}`);
@@ -30,6 +32,7 @@ export function openEventStore(config: ArborConfig, log: (line: string) => void 
 export async function openReadModelStore(config: ArborConfig, log: (line: string) => void = () => {}): Promise<ReadModelStore> {
   if (config.mongoUrl) {
     log(`read models: MongoDB at ${redact(config.mongoUrl)}`);
+    const { MongoReadModelStore } = require('@arbor/read-models/mongodb') as typeof import('@arbor/read-models/mongodb');
     return MongoReadModelStore.connect(config.mongoUrl);
   }
   checkDataDirectory(config, log);

@@ -10,5 +10,4 @@ export * from './documents/webhook.document';
 export * from './documents/domain.document';
 export * from './documents/project.document';
 export { SqliteReadModelStore, type SqliteReadModelStoreOptions } from './sqlite/sqlite-read-model-store';
-export { MongoReadModelStore } from './mongodb/mongo-read-model-store';
 export * from './documents/image.document';

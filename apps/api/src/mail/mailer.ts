@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { ARBOR_CONFIG, type ArborConfig } from '@arbor/application';
 
 export interface MailMessage {
@@ -20,25 +20,35 @@ export type MailOutcome = 'sent' | 'logged';
 @Injectable()
 export class Mailer implements OnApplicationShutdown {
   private readonly logger = new Logger('mail');
-  private readonly transport: Transporter | null;
+  private readonly smtpUrl: string | null;
+  /** Opened with the first mail: nodemailer is loaded then, not at every start. */
+  private transport: Transporter | null = null;
   private readonly from: string;
 
   constructor(@Inject(ARBOR_CONFIG) config: ArborConfig) {
     const { smtpUrl, mailFrom, publicUrl, publicUrlSet } = config.shellAuth;
     this.from = mailFrom;
-    // Short timeouts: a sign-in waits for its mail, and a dead server must not hold it for minutes.
-    this.transport = smtpUrl ? createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as Parameters<typeof createTransport>[0]) : null;
+    this.smtpUrl = smtpUrl;
     if (!smtpUrl) this.logger.warn('no SMTP server configured (ARBOR_SMTP_URL is unset): sign-in links and invitations are written to this log instead of mailed');
     else if (!publicUrlSet) this.logger.warn(`ARBOR_PUBLIC_URL is unset: links in mail point at ${publicUrl}, which only this host can open`);
   }
 
   async send(message: MailMessage): Promise<MailOutcome> {
-    if (!this.transport) {
+    if (!this.smtpUrl) {
       this.logger.warn(`no SMTP server configured (ARBOR_SMTP_URL), so this mail to ${message.to} is written here instead of sent:\n  Subject: ${message.subject}\n\n${message.text.replace(/^/gm, '  ')}`);
       return 'logged';
     }
-    await this.transport.sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text });
+    await this.openTransport(this.smtpUrl).sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text });
     return 'sent';
+  }
+
+  private openTransport(url: string): Transporter {
+    if (!this.transport) {
+      const { createTransport } = require('nodemailer') as typeof import('nodemailer');
+      // Short timeouts: a sign-in waits for its mail, and a dead server must not hold it for minutes.
+      this.transport = createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as Parameters<typeof createTransport>[0]);
+    }
+    return this.transport;
   }
 
   onApplicationShutdown(): void {

@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuplicateKeyError, MongoReadModelStore, SqliteReadModelStore, type Document, type ReadModelStore } from '@arbor/read-models';
+import { DuplicateKeyError, SqliteReadModelStore, type Document, type ReadModelStore } from '@arbor/read-models';
 import type { ArborConfig } from '../arbor-config';
 
 /** The embedded key store, in the data directory beside (not inside) the read models: it is no read model. */
@@ -56,7 +56,8 @@ export class KeyStore {
   static forConfig(config: Pick<ArborConfig, 'dataDir' | 'mongoUrl'>): KeyStore {
     if (config.mongoUrl) {
       const url = config.mongoUrl;
-      return new KeyStore(() => MongoReadModelStore.connect(url));
+      // The driver is loaded only when configured (see openReadModelStore).
+      return new KeyStore(() => (require('@arbor/read-models/mongodb') as typeof import('@arbor/read-models/mongodb')).MongoReadModelStore.connect(url));
     }
     return new KeyStore(async () => {
       mkdirSync(config.dataDir, { recursive: true });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { writeBodyToFile } from '../download/write-body-to-file';
 import { formatImageReference, type ImageReference } from './image-reference';
 import { parseChallenge } from './www-authenticate';
@@ -70,7 +70,8 @@ export class RegistryClient {
 
   constructor(private readonly options: RegistryClientOptions = {}) {
     this.insecure = new Set((options.insecureRegistries ?? []).map((host) => host.toLowerCase()));
-    this.dispatcher = options.lookup ? new Agent({ connect: { lookup: options.lookup } }) : undefined;
+    // undici is loaded only for such a client: it is slow to load, and most processes never pull an image.
+    this.dispatcher = options.lookup ? new (require('undici') as typeof import('undici')).Agent({ connect: { lookup: options.lookup } }) : undefined;
   }
 
   /** Closes the client's connections. */

@@ -1,8 +1,6 @@
-import { find as findWithMingo } from 'mingo';
 import type { Document, Sort } from '../read-model-store.port';
 import { compareIds } from './id-order';
-
-const MINGO_OPTIONS = { scriptEnabled: false };
+import { mingoQuery } from './mingo-query';
 
 /**
  * `docs` in the order of `sort`, as mingo (MongoDB) orders them: keys in turn, ties keeping their
@@ -13,7 +11,7 @@ const MINGO_OPTIONS = { scriptEnabled: false };
  */
 export function sortDocuments<T extends Document>(docs: T[], sort: Sort): T[] {
   const compare = plainComparison(docs, sort);
-  if (!compare) return findWithMingo<T>(docs, {}, {}, MINGO_OPTIONS).sort(sort).all();
+  if (!compare) return mingoQuery<T>({}).find<T>(docs).sort(sort).all();
   const order = docs.map((_, index) => index);
   order.sort((a, b) => compare(a, b) || a - b);
   return order.map((index) => docs[index]);

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import Database from 'better-sqlite3';
-import { Query } from 'mingo';
+import type { Query } from 'mingo/query';
 import {
   DuplicateKeyError,
   type Checkpoint,
@@ -19,6 +19,7 @@ import { sortByIds } from './id-order';
 import { idsNamedByFilter } from './ids-named-by-filter';
 import { IndexLookup } from './index-lookup';
 import { lookupIndexSql, uniqueIndexSql } from './json-index-sql';
+import { mingoQuery } from './mingo-query';
 import { UnitDocuments } from './unit-documents';
 
 const DOCUMENTS = 'read_model_documents';
@@ -36,9 +37,6 @@ const SCHEMA = `
     position INTEGER NOT NULL
   );
 `;
-
-/** Filters come from our own code, but JavaScript in a filter ($where) has no business here. */
-const MINGO_OPTIONS = { scriptEnabled: false };
 
 export interface SqliteReadModelStoreOptions {
   /** How long a write waits for another connection's (or process's) transaction. */
@@ -295,7 +293,7 @@ function prepareStatements(db: Database.Database) {
 function tested(candidates: Iterable<Document>, filter: Filter, limit = Infinity): Document[] {
   const equalities = equalityTest(filter);
   let query: Query<Document> | undefined;
-  const test = (doc: Document) => equalities?.(doc) ?? (query ??= new Query<Document>(filter, MINGO_OPTIONS)).test(doc);
+  const test = (doc: Document) => equalities?.(doc) ?? (query ??= mingoQuery<Document>(filter)).test(doc);
   const matches: Document[] = [];
   for (const doc of candidates) {
     if (matches.length >= limit) break;
