@@ -4,7 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { maxHeaderSize } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Infrastructure } from '@arbor/application';
 import { EVENT_CATALOGUE } from '@arbor/domain';
 import { type Log, silentLog } from '@arbor/observability';
@@ -68,6 +68,14 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
   fastify.addContentTypeParser('*', (request, _payload, done) => (isMultipart(request.headers['content-type']) ? done(null, undefined) : parseJson(request.raw, done)));
   app.useGlobalPipes(new EdgeValidationPipe());
 
+  // The OpenAPI document is built on its first request (then kept): scanning every controller
+  // costs about 150 ms, which every start would pay for a page few ever open.
+  SwaggerModule.setup('api/docs', app, () => apiDocument(app), { jsonDocumentUrl: 'api/docs-json' });
+  return app;
+}
+
+/** The API's OpenAPI document, with the event catalogue's schemas (JSON Schema, which OpenAPI 3.1 speaks): the data of each event type. */
+function apiDocument(app: INestApplication): OpenAPIObject {
   const build = readBuildInfo();
   const document = SwaggerModule.createDocument(
     app,
@@ -79,8 +87,6 @@ export async function createApiApp(infra: Infrastructure, options: { log?: Log }
       .setOpenAPIVersion('3.1.0')
       .build(),
   );
-  // The event catalogue's schemas (JSON Schema, which OpenAPI 3.1 speaks): the data of each event type.
   for (const [type, entry] of Object.entries(EVENT_CATALOGUE)) document.components!.schemas![`${type}EventData`] = entry.schema as object;
-  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json' });
-  return app;
+  return document;
 }
