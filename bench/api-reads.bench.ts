@@ -7,6 +7,7 @@ import { appendVmCreation } from '../test/support/vm-history';
 import { startBenchArbor } from './embedded-client';
 import { type ReaderPlan, readInOtherProcess } from './http-readers';
 import { formatMs, percentile, report, spreadOf } from './stats';
+import { wrkInstalled, wrkRound } from './wrk-yardstick';
 
 const ORGS = 100;
 const VMS_PER_ORG = 100;
@@ -14,6 +15,8 @@ const READERS = Number(process.env.READERS ?? 50);
 const READS_PER_READER = 100;
 /** Requests each reader makes before the measured ones: connections opened, code paths compiled. */
 const WARM_UP_READS = 10;
+/** How long each of wrk's rounds runs. */
+const WRK_SECONDS = 5;
 
 /**
  * GET /vm/{id}/status and GET /vms over real HTTP with 10,000 VMs of 100 orgs in the read models,
@@ -22,7 +25,9 @@ const WARM_UP_READS = 10;
  * start. Each reader warms up first. The same readers also read GET /api/v1/system/version (a
  * key checked, no read model): the floor of this HTTP stack, since with 50 requests always in
  * flight each waits for the others' share of the one event loop. The loop's longest stall
- * during the reads shows what else held it (the worker's resync shares it).
+ * during the reads shows what else held it (the worker's resync shares it). Then wrk, a load
+ * generator in C, makes the same kinds of reads (when installed): the readers' Node client costs
+ * the machine about as much CPU per request as the service, and this machine has two cores.
  */
 export async function benchApiReads(): Promise<void> {
   const bench = await startBenchArbor({}, new InMemoryDriver());
@@ -68,6 +73,27 @@ export async function benchApiReads(): Promise<void> {
       ['floor: GET /api/v1/system/version, same readers', spreadOf(floor)],
       ['get p50 ÷ floor p50, list p50 ÷ floor p50', `×${(percentile(get, 50) / percentile(floor, 50)).toFixed(2)}, ×${(percentile(list, 50) / percentile(floor, 50)).toFixed(2)}`],
     ]);
+    if (!wrkInstalled()) {
+      console.log('(wrk is not installed: no cross-check with a load generator in C)');
+      return;
+    }
+    // The same reads from wrk (one org's key on every connection): what the service answers when
+    // its clients cost the machine next to nothing.
+    const headers = { authorization: `Bearer ${orgs[0].key}` };
+    const gets = Array.from({ length: VMS_PER_ORG }, (_, i) => `/api/v1/vm/${vms[0][(i * 37) % VMS_PER_ORG]}/status`);
+    const rounds: [string, string[]][] = [
+      ['floor (GET /api/v1/system/version)', ['/api/v1/system/version']],
+      ['get only', gets],
+      ['list only', ['/api/v1/vms']],
+      ['get and list in turn', gets.flatMap((path) => [path, '/api/v1/vms'])],
+    ];
+    console.log(`The same from wrk (C, one thread), ${READERS} connections, ${WRK_SECONDS} s each`);
+    const rows: [string, string][] = [];
+    for (const [label, paths] of rounds) {
+      const { rate, p50, p99 } = await wrkRound(bench.arbor.url, headers, paths, READERS, WRK_SECONDS);
+      rows.push([label, `p50 ${formatMs(p50)} / p99 ${formatMs(p99)}, ${Math.round(rate)}/s`]);
+    }
+    report(rows);
   } finally {
     await bench.stop();
   }

@@ -24,8 +24,9 @@ for purpose in "$@"; do
     qemu) packages="$packages qemu-system-x86 qemu-utils debootstrap busybox-static cpio e2fsprogs iproute2 nftables openssh-client ca-certificates git gcc libc6-dev patchelf" ;;
     # the edge's tests and its users: openssl s_client is the ssh ProxyCommand into a VM over
     # TLS, ssh the client, curl for HTTPS to VMs; iproute2 puts test addresses on loopback;
-    # haproxy is the edge benchmark's yardstick (a second hop in C, beside the bare Node proxy).
-    edge) packages="$packages openssl openssh-client curl iproute2 haproxy" ;;
+    # haproxy is the edge benchmark's yardstick (a second hop in C, beside the bare Node proxy);
+    # wrk the reads benchmark's (a load generator in C, beside the readers' Node client).
+    edge) packages="$packages openssl openssh-client curl iproute2 haproxy wrk" ;;
     # node-gyp compiles better-sqlite3 when its prebuilt binary cannot be downloaded.
     build) packages="$packages python3 make g++" ;;
     # base images (POST /images): zstd decodes zstd-compressed layers and tarballs (Node 20 has no
