@@ -35,6 +35,23 @@ export type TestResponse = ApiAnswer;
 const testLog = (): Log => createLog({ level: (process.env.ARBOR_TEST_LOG_LEVEL as LogLevel | undefined) ?? 'error', format: 'json' }, pino.destination({ dest: 2, sync: true }));
 
 /**
+ * Runs one step of a teardown and, should it still run after 20 s, says which on stderr: jest's
+ * hook timeout (60 s) names only the hook, and a teardown that hung once under load could not be
+ * told apart from a slow one.
+ */
+async function namedIfSlow<T>(step: string, run: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  const timer = setTimeout(() => process.stderr.write(`test arbor teardown: ${step} still running after 20 s\n`), 20_000);
+  try {
+    return await run();
+  } finally {
+    clearTimeout(timer);
+    const seconds = (Date.now() - started) / 1000;
+    if (seconds >= 20) process.stderr.write(`test arbor teardown: ${step} took ${seconds.toFixed(1)} s\n`);
+  }
+}
+
+/**
  * The embedded service on a fresh temporary data directory and a free port, as a user runs it.
  * It runs on the embedded stores even when EVENTSTORE_URL/MONGODB_URL are set for the real-server
  * contract suites: a test that wants the distributed adapters passes them in `env`.
@@ -58,10 +75,10 @@ export async function startTestArbor(options: { driver?: HypervisorDriver; env?:
     bootVm,
     async destroy() {
       // Every suite's log is checked, whatever it did: a type's schema that misses what is written fails here.
-      const mismatches = await logMismatches(arbor.infra.eventStore);
+      const mismatches = await namedIfSlow('checking the log against the event catalogue', () => logMismatches(arbor.infra.eventStore));
       // Stopping leaves machines running (a restart finds them again); tests clean them up.
-      for (const machine of await arbor.driver.list()) await arbor.driver.destroy(machine.vm_id);
-      await arbor.stop();
+      for (const machine of await arbor.driver.list()) await namedIfSlow(`destroying machine ${machine.vm_id}`, () => arbor.driver.destroy(machine.vm_id));
+      await namedIfSlow('stopping the service', () => arbor.stop());
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
       if (mismatches.length > 0) {
         const shown = mismatches.slice(0, 20).map((m) => `${m.type}${m.position === undefined ? '' : ` at ${m.position}`}: ${JSON.stringify(m.errors).slice(0, 400)}`);
