@@ -44,13 +44,16 @@ export async function wrkRound(baseUrl: string, headers: Record<string, string>,
     );
     const run = await promisify(execFile)('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, baseUrl], { encoding: 'utf8' });
     if (/Non-2xx or 3xx responses/.test(run.stdout)) throw new Error(`wrk saw answers other than 2xx:\n${run.stdout}`);
-    const number = (pattern: RegExp) => Number(pattern.exec(run.stdout)?.[1] ?? NaN);
-    const ms = (label: string) => {
-      const match = new RegExp(`^\\s+${label}\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(run.stdout);
-      if (!match) throw new Error(`wrk printed no ${label} latency:\n${run.stdout}`);
-      return Number(match[1]) * { us: 0.001, ms: 1, s: 1000 }[match[2] as 'us' | 'ms' | 's'];
+    const field = (name: string, pattern: RegExp) => {
+      const match = pattern.exec(run.stdout);
+      if (!match) throw new Error(`wrk printed no ${name}:\n${run.stdout}`);
+      return match;
     };
-    return { rate: number(/Requests\/sec:\s+([\d.]+)/), p50: ms('50%'), p99: ms('99%') };
+    const ms = (label: string) => {
+      const [, value, unit] = field(`${label} latency`, new RegExp(`^\\s+${label}\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm'));
+      return Number(value) * { us: 0.001, ms: 1, s: 1000 }[unit as 'us' | 'ms' | 's'];
+    };
+    return { rate: Number(field('rate', /Requests\/sec:\s+([\d.]+)/)[1]), p50: ms('50%'), p99: ms('99%') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,6 +3,7 @@ import { type EventStore, SqliteEventStore } from '@arbor/event-store';
 import { type ReadModelStore, SqliteReadModelStore } from '@arbor/read-models';
 import type { ArborConfig } from './arbor-config';
 import { countingAppends } from './counted-appends';
+import { connectMongoReadModels, eventStoreDbAt } from './distributed-adapters';
 import { checkDataDirectory, privateStoreFile } from './data-directory';
 import type { Infrastructure } from './infrastructure';
 import { Secrets } from './secrets/secrets';
@@ -14,15 +15,13 @@ export const READ_MODELS_DB = 'read-models.db';
 /**
  * The event store the configuration selects: EventStoreDB when EVENTSTORE_URL is set, else SQLite.
  * Every process opens its event store first, so the data directory, which holds each one's state
- * whichever stores it uses, is checked here (checkDataDirectory: refused when unsafe). The
- * distributed adapters are imported only when configured: their clients are slow to load.
+ * whichever stores it uses, is checked here (checkDataDirectory: refused when unsafe).
  */
 export function openEventStore(config: ArborConfig, log: (line: string) => void = () => {}): EventStore {
   checkDataDirectory(config, log);
   if (config.eventStoreUrl) {
     log(`event store: EventStoreDB at ${redact(config.eventStoreUrl)}`);
-    const { EventStoreDbEventStore } = require('@arbor/event-store/eventstoredb') as typeof import('@arbor/event-store/eventstoredb');
-    return countingAppends(new EventStoreDbEventStore(config.eventStoreUrl));
+    return countingAppends(eventStoreDbAt(config.eventStoreUrl));
   }
   log(`event store: SQLite in ${config.dataDir}`);
   return countingAppends(SqliteEventStore.open(privateStoreFile(join(config.dataDir, EVENTS_DB))));
@@ -32,8 +31,7 @@ export function openEventStore(config: ArborConfig, log: (line: string) => void 
 export async function openReadModelStore(config: ArborConfig, log: (line: string) => void = () => {}): Promise<ReadModelStore> {
   if (config.mongoUrl) {
     log(`read models: MongoDB at ${redact(config.mongoUrl)}`);
-    const { MongoReadModelStore } = require('@arbor/read-models/mongodb') as typeof import('@arbor/read-models/mongodb');
-    return MongoReadModelStore.connect(config.mongoUrl);
+    return connectMongoReadModels(config.mongoUrl);
   }
   checkDataDirectory(config, log);
   log(`read models: SQLite in ${config.dataDir}`);

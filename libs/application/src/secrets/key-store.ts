@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuplicateKeyError, SqliteReadModelStore, type Document, type ReadModelStore } from '@arbor/read-models';
 import type { ArborConfig } from '../arbor-config';
+import { connectMongoReadModels } from '../distributed-adapters';
 
 /** The embedded key store, in the data directory beside (not inside) the read models: it is no read model. */
 export const SECRET_KEYS_DB = 'secret-keys.db';
@@ -56,8 +57,7 @@ export class KeyStore {
   static forConfig(config: Pick<ArborConfig, 'dataDir' | 'mongoUrl'>): KeyStore {
     if (config.mongoUrl) {
       const url = config.mongoUrl;
-      // The driver is loaded only when configured (see openReadModelStore).
-      return new KeyStore(() => (require('@arbor/read-models/mongodb') as typeof import('@arbor/read-models/mongodb')).MongoReadModelStore.connect(url));
+      return new KeyStore(() => connectMongoReadModels(url));
     }
     return new KeyStore(async () => {
       mkdirSync(config.dataDir, { recursive: true });

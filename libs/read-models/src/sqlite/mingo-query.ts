@@ -1,6 +1,8 @@
 import { Context } from 'mingo/core';
 import * as queryOperators from 'mingo/operators/query';
 import { Query } from 'mingo/query';
+import type { Criteria } from 'mingo/types';
+import type { Filter } from '../read-model-store.port';
 
 /**
  * mingo's queries with the query operators only. The filters come from Arbor's own code: no
@@ -10,6 +12,6 @@ import { Query } from 'mingo/query';
  */
 const OPTIONS = { context: Context.init({ query: queryOperators }), scriptEnabled: false };
 
-export function mingoQuery<T extends object>(filter: object): Query<T> {
-  return new Query<T>(filter as never, OPTIONS);
+export function mingoQuery<T extends object>(filter: Filter): Query<T> {
+  return new Query<T>(filter as Criteria<T>, OPTIONS);
 }
